@@ -1,0 +1,53 @@
+# towerd — see README.md. `make test` is the project's test command.
+GO      ?= go
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BIN     := bin/towerd
+APT_PKGS := libopencv-dev pkg-config mosquitto mosquitto-clients
+# Race detector always; -p 1 keeps the 2-core machine responsive.
+TESTFLAGS ?= -race -count=1
+
+.PHONY: all deps build test vet bench sim install clean
+
+all: build
+
+# deps installs the Debian packages towerd builds and tests with, only when
+# one is missing (apt-get update first, through sudo when not root).
+deps:
+	@command -v $(GO) >/dev/null 2>&1 || { echo "make deps: Go 1.26 is required (https://go.dev/dl), not found in PATH" >&2; exit 1; }
+	@missing=""; for p in $(APT_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+		echo "make deps: installing$$missing"; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/towerd
+
+vet: deps
+	$(GO) vet ./...
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test $(TESTFLAGS) ./...
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# sim runs the daemon with a simulated tower and its embedded broker; press
+# Enter to press the button.
+sim: build
+	./$(BIN) run --sim --state-dir $${TOWERD_STATE_DIR:-$$(mktemp -d)}
+
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/towerd
+	install -D -m 0644 systemd/towerd.service $(DESTDIR)/lib/systemd/system/towerd.service
+	install -D -m 0644 config/towerd.example.yaml $(DESTDIR)/etc/towerd/towerd.example.yaml
+	install -d $(DESTDIR)$(PREFIX)/share/doc/towerd
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/towerd/
+
+clean:
+	rm -rf bin
