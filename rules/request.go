@@ -28,7 +28,7 @@ type game interface {
 	// need returns the dice still needed after faces (plan dice first),
 	// nil when faces are complete.
 	need(faces []int) []Die
-	resolve(faces []int) (Outcome, error)
+	resolve(faces []int, label string) (Outcome, error)
 	odds() (*Odds, error)
 }
 
@@ -44,7 +44,7 @@ func (r *Request) Need(faces []int) []Die { return r.g.need(faces) }
 // outside their die, too few or too many are a *Error with CodeBadRequest
 // and Field "faces".
 func (r *Request) Resolve(faces []int) (Outcome, error) {
-	o, err := r.g.resolve(faces)
+	o, err := r.g.resolve(faces, r.Label)
 	if err != nil {
 		return Outcome{}, err
 	}
