@@ -1,0 +1,172 @@
+package hwtest
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"periph.io/x/conn/v3/gpio"
+
+	"github.com/towerd/towerd/clock"
+	"github.com/towerd/towerd/hw"
+)
+
+// Sim is a tower on fake pins: the real hw code (debounce, motor limits,
+// light) driving Pins a test or the --sim daemon can press and inspect.
+type Sim struct {
+	*hw.Tower
+	Clock clock.Clock
+	// The fake lines; nil where the configuration has none. Motor is the
+	// PWM channel for the pwm driver (and the STEP line for a stepper).
+	ButtonPin, MotorPin, DirPin, EnablePin, LightPin *Pin
+	cfg                                              hw.Config
+}
+
+// piPins is the BCM GPIO range on the Pi's 40-pin header.
+const piPins = 28
+
+// NewTower builds a simulated tower wired as cfg says (pin names are
+// checked against a Pi's GPIO0..GPIO27, as on the real board). clk drives
+// the button's debounce and every motor limit: clock.Real{} for --sim, a
+// *clock.Fake for tests.
+func NewTower(cfg hw.Config, clk clock.Clock, log *slog.Logger) (*Sim, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sim{Clock: clk, cfg: cfg}
+	var errs []string
+	mk := func(field, name string) *Pin {
+		if name == "" {
+			return nil
+		}
+		n := hw.NormalizePinName(name)
+		num, err := strconv.Atoi(strings.TrimPrefix(n, "GPIO"))
+		if !strings.HasPrefix(n, "GPIO") || err != nil || num >= piPins {
+			errs = append(errs, fmt.Sprintf("hw: %s: pin %q: no such pin; this board has GPIO0..GPIO%d", field, name, piPins-1))
+			return nil
+		}
+		return NewPin(n, num, clk)
+	}
+	pwm := func(c *hw.PWMConfig) *Pin {
+		return NewPin(fmt.Sprintf("pwmchip%d/pwm%d", c.Chip, c.Channel), -1, clk)
+	}
+	var pins hw.Pins
+	s.ButtonPin = mk("button.pin", cfg.Button.Pin)
+	m := cfg.Motor
+	switch {
+	case m.Driver == hw.DriverNone:
+	case m.Driver == hw.DriverPWM || (m.Driver == hw.DriverStepper && m.PWM != nil):
+		s.MotorPin = pwm(m.PWM)
+	default:
+		s.MotorPin = mk("motor.pin", m.Pin)
+	}
+	if m.Driver != hw.DriverNone {
+		s.DirPin = mk("motor.dir_pin", m.DirPin)
+		s.EnablePin = mk("motor.enable_pin", m.EnablePin)
+	}
+	if cfg.Light.PWM != nil {
+		s.LightPin = pwm(cfg.Light.PWM)
+	} else {
+		s.LightPin = mk("light.pin", cfg.Light.Pin)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	// Typed nils must stay untyped nils in the interfaces.
+	if s.ButtonPin != nil {
+		pins.Button = s.ButtonPin
+	}
+	for _, x := range []struct {
+		p   *Pin
+		dst *gpio.PinOut
+	}{{s.MotorPin, &pins.Motor}, {s.DirPin, &pins.Dir}, {s.EnablePin, &pins.Enable}, {s.LightPin, &pins.Light}} {
+		if x.p != nil {
+			*x.dst = x.p
+		}
+	}
+	t, err := hw.New(cfg, pins, clk, log)
+	if err != nil {
+		return nil, err
+	}
+	s.Tower = t
+	return s, nil
+}
+
+// SetButton moves the button to pressed or released with one clean edge,
+// returning once the watcher has seen it.
+func (s *Sim) SetButton(pressed bool) {
+	if s.ButtonPin != nil {
+		s.ButtonPin.Set(gpio.Level(pressed != s.cfg.Button.ActiveLow))
+	}
+}
+
+// Press presses the button, holds it for hold (0: three debounce times)
+// on the sim's clock, and releases it: one Press event. With a fake clock
+// the caller must advance it while Press waits.
+func (s *Sim) Press(hold time.Duration) {
+	if hold <= 0 {
+		hold = 3 * s.cfg.Button.Debounce
+	}
+	s.SetButton(true)
+	<-s.Clock.After(hold)
+	s.SetButton(false)
+}
+
+// MotorOn reports whether the motor is driven: its output (or a stepper's
+// enable line) is at its active level or has a non-idle duty. A stepper
+// stepped in software without an enable line shows only whether STEP is high.
+func (s *Sim) MotorOn() bool {
+	m := s.cfg.Motor
+	switch {
+	case s.MotorPin == nil:
+		return false
+	case m.Driver == hw.DriverStepper && s.EnablePin != nil:
+		return s.EnablePin.Level() == gpio.Level(!m.EnableActiveLow)
+	case m.Driver == hw.DriverStepper:
+		// Without an enable line only STEP tells: pulsing (PWM) or high.
+		return s.MotorPin.Duty() != 0
+	}
+	idle := gpio.Duty(0)
+	if m.ActiveLow {
+		idle = gpio.DutyMax
+	}
+	return s.MotorPin.Duty() != idle
+}
+
+// MotorIdle reports whether every motor line is at its inactive level: the
+// enable or power output off, direction and STEP low.
+func (s *Sim) MotorIdle() bool {
+	m := s.cfg.Motor
+	if s.MotorPin == nil {
+		return true
+	}
+	ok := true
+	switch m.Driver {
+	case hw.DriverStepper:
+		ok = s.MotorPin.Level() == gpio.Low && s.MotorPin.Duty() == 0
+		if s.EnablePin != nil {
+			ok = ok && s.EnablePin.Level() == gpio.Level(m.EnableActiveLow)
+		}
+	default:
+		ok = s.MotorPin.Level() == gpio.Level(m.ActiveLow) && !s.MotorOn()
+	}
+	if s.DirPin != nil {
+		ok = ok && s.DirPin.Level() == gpio.Low
+	}
+	return ok
+}
+
+// LightOn reports whether the light is lit.
+func (s *Sim) LightOn() bool {
+	if s.LightPin == nil {
+		return false
+	}
+	idle := gpio.Duty(0)
+	if s.cfg.Light.ActiveLow {
+		idle = gpio.DutyMax
+	}
+	return s.LightPin.Duty() != idle
+}
