@@ -193,4 +193,3 @@ func (d *stepperDriver) stop() error {
 }
 
 func (d *stepperDriver) close() error { return nil }
-

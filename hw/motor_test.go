@@ -541,4 +541,3 @@ func equal[T comparable](a, b []T) bool {
 	}
 	return true
 }
-
