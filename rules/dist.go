@@ -27,13 +27,40 @@ func uniform(s int) dist {
 }
 
 // sumDice is the sum of n dice with s sides, built with running window sums
-// (O(n·support) additions instead of a full convolution per die).
+// (O(n·support) additions instead of a full convolution per die) in two
+// reused buffers.
 func sumDice(n, s int) dist {
-	d := point(0)
-	for i := 0; i < n; i++ {
-		d = addUniform(d, s)
+	if n == 0 {
+		return point(0)
 	}
-	return d
+	size := n*(s-1) + 1
+	a := make([]big.Int, size)
+	b := make([]big.Int, size)
+	for i := 0; i < s; i++ {
+		a[i].SetInt64(1)
+	}
+	cur := s // used length of a
+	for k := 1; k < n; k++ {
+		next := cur + s - 1
+		var win big.Int
+		for i := 0; i < next; i++ {
+			if i < cur {
+				win.Add(&win, &a[i])
+			}
+			if j := i - s; j >= 0 && j < cur {
+				win.Sub(&win, &a[j])
+			}
+			b[i].Set(&win)
+		}
+		a, b = b, a
+		cur = next
+	}
+	c := make([]*big.Int, cur)
+	for i := range c {
+		c[i] = &a[i]
+	}
+	den := new(big.Int).Exp(big.NewInt(int64(s)), big.NewInt(int64(n)), nil)
+	return dist{lo: n, c: c, den: den}
 }
 
 // addUniform convolves d with one die of s sides.
