@@ -40,7 +40,18 @@ bench: deps
 # sim runs the daemon with a simulated tower and its embedded broker; press
 # Enter to press the button.
 sim: build
-	./$(BIN) run --sim --state-dir $${TOWERD_STATE_DIR:-$$(mktemp -d)}
+	@if ./$(BIN) run --help >/dev/null 2>&1; then \
+		exec ./$(BIN) run --sim --state-dir $${TOWERD_STATE_DIR:-$$(mktemp -d)}; \
+	else \
+		echo "towerd run is not built yet: rolling a few simulated requests with towerd roll"; \
+		for r in '{"label":"Fireball","system":"dice","expr":"8d6"}' \
+		         '{"label":"Stealth","system":"ydin","attribute":4,"skill":2,"modifiers":[1]}' \
+		         '{"label":"Climb","system":"d20tn","trauma":1,"skill_rank":2,"domains":1}' \
+		         '{"label":"Poison","system":"d4tactical","rad":3,"test":"cdt","dt":9,"effect":4}' \
+		         '{"label":"Blaster","system":"dsdn","roll":"attack","target":14,"advantage":1,"modifier":3}'; do \
+			./$(BIN) roll "$$r" || exit 1; \
+		done; \
+	fi
 
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/towerd
