@@ -68,15 +68,14 @@ func BenchmarkTumbleStartToMotorHigh(b *testing.B) {
 		b.Run(mc.name, func(b *testing.B) {
 			s, _ := newSim(b, hw.Config{Motor: mc.motor})
 			on := make(chan time.Time, 1)
+			// The power output: the PWM channel of a pwm motor or a
+			// PWM-stepped stepper, else the on/off or enable line.
 			pin, idle := s.MotorPin, gpio.Duty(0)
-			if mc.motor.ActiveLow {
-				idle = gpio.DutyMax
+			if mc.motor.Driver == hw.DriverPWM || pin == nil {
+				pin = s.PWMPin
 			}
-			if mc.motor.EnablePin != "" { // a stepper starts when enabled
-				pin = s.EnablePin
-				if mc.motor.EnableActiveLow {
-					idle = gpio.DutyMax
-				}
+			if mc.motor.ActiveLow && (pin == s.MotorPin || mc.motor.Driver == hw.DriverPWM) {
+				idle = gpio.DutyMax
 			}
 			pin.OnChange(func(c hwtest.Change) {
 				if c.Duty != idle {

@@ -9,11 +9,11 @@ import (
 
 // Motor driver kinds for MotorConfig.Driver.
 const (
-	DriverNone    = "none"    // no motor: Tumble returns at once
-	DriverOnOff   = "onoff"   // MOSFET or relay on Pin
-	DriverHBridge = "hbridge" // enable on Pin, direction on DirPin (PH/EN or DIR/PWM boards)
-	DriverPWM     = "pwm"     // speed by sysfs PWM (MotorConfig.PWM), optional DirPin
-	DriverStepper = "stepper" // STEP on Pin (or sysfs PWM), DIR on DirPin, optional EnablePin
+	DriverNone      = "none"      // no motor: Tumble returns at once
+	DriverOnOff     = "onoff"     // MOSFET or relay on Pin
+	DriverDirection = "direction" // H-bridge: enable on Pin, direction on DirPin ("hbridge" is accepted too)
+	DriverPWM       = "pwm"       // speed by sysfs PWM (MotorConfig.PWM); optional enable Pin and DirPin
+	DriverStepper   = "stepper"   // STEP on StepPin (or sysfs PWM); optional DirPin and enable Pin
 )
 
 // Pull settings for ButtonConfig.Pull.
@@ -67,18 +67,19 @@ type ButtonConfig struct {
 
 // MotorConfig describes the tumble motor, its driver and its safety limits.
 type MotorConfig struct {
-	Driver string // DriverNone, DriverOnOff, DriverHBridge, DriverPWM or DriverStepper
-	// Pin is the on/off or enable pin (onoff, hbridge) or the STEP pin
-	// (stepper without PWM). Unused for pwm, which drives PWM instead.
-	Pin       string
-	ActiveLow bool // Pin (or PWM) is active low, as on many relay boards
-	// DirPin sets the direction (hbridge, stepper; optional for pwm). Low is
-	// forward unless DirInvert.
+	Driver string // DriverNone, DriverOnOff, DriverDirection, DriverPWM or DriverStepper
+	// Pin is the on/off line (onoff), the bridge's enable (direction), or an
+	// optional enable/standby line switched with the motor (pwm; stepper,
+	// e.g. the A4988's EN, which is active low).
+	Pin string
+	// ActiveLow inverts Pin and the pwm driver's PWM (relay boards, EN).
+	ActiveLow bool
+	// DirPin sets the direction (required by direction, optional for pwm
+	// and stepper). Low is forward unless DirInvert.
 	DirPin    string
 	DirInvert bool
-	// EnablePin gates a stepper driver (A4988/DRV8825 EN, usually active low).
-	EnablePin       string
-	EnableActiveLow bool
+	// StepPin is the stepper's STEP line when it is not a PWM channel.
+	StepPin string
 	// PWM is the sysfs PWM channel for speed (pwm) or for hardware-timed
 	// step pulses (stepper). Nil: none.
 	PWM *PWMConfig
@@ -120,21 +121,24 @@ type LightConfig struct {
 }
 
 // Profile is one tumble: run forward for Run at Speed, optionally jolt in
-// reverse for Reverse, then brake/off. Zero fields take the configured
-// defaults; a negative Reverse means no jolt even if the default has one.
+// reverse for Reverse (drivers with a direction line), then switch off and
+// hold off for Brake before Tumble returns, so the drum has stopped when
+// the camera looks. Zero fields take the configured defaults; a negative
+// Reverse or Brake means none even if the default has one.
 type Profile struct {
 	Run     time.Duration
 	Speed   float64 // (0, 1]; PWM duty or fraction of StepRate, ignored by on/off drivers
 	Reverse time.Duration
+	Brake   time.Duration
 }
 
 // DefaultConfig is the wiring docs/hardware.md recommends: an active-low
-// button on GPIO17, a MOSFET motor driver on GPIO23, the light on GPIO24.
+// button on GPIO17, a MOSFET motor driver on GPIO27, the light on GPIO22.
 func DefaultConfig() Config {
 	c := Config{
 		Button: ButtonConfig{Pin: "GPIO17", ActiveLow: true},
-		Motor:  MotorConfig{Driver: DriverOnOff, Pin: "GPIO23"},
-		Light:  LightConfig{Pin: "GPIO24"},
+		Motor:  MotorConfig{Driver: DriverOnOff, Pin: "GPIO27"},
+		Light:  LightConfig{Pin: "GPIO22"},
 	}
 	return c.WithDefaults()
 }
@@ -151,8 +155,11 @@ func (c Config) WithDefaults() Config {
 	}
 	m := &c.Motor
 	m.Driver = strings.ToLower(strings.TrimSpace(m.Driver))
-	if m.Driver == "" {
+	switch m.Driver {
+	case "":
 		m.Driver = DriverNone
+	case "hbridge":
+		m.Driver = DriverDirection
 	}
 	if m.MaxOn == 0 {
 		m.MaxOn = DefaultMaxOn
@@ -222,29 +229,26 @@ func (c Config) Validate() error {
 		if m.Pin == "" {
 			bad("motor.pin", "the onoff driver needs a pin")
 		}
-	case DriverHBridge:
+	case DriverDirection:
 		if m.Pin == "" {
-			bad("motor.pin", "the hbridge driver needs an enable pin")
+			bad("motor.pin", "the direction driver needs an enable pin")
 		}
 		if m.DirPin == "" {
-			bad("motor.dir_pin", "the hbridge driver needs a direction pin")
+			bad("motor.dir_pin", "the direction driver needs a direction pin")
 		}
 	case DriverPWM:
 		if m.PWM == nil {
 			bad("motor.pwm", "the pwm driver needs a sysfs PWM chip and channel")
 		}
 	case DriverStepper:
-		if m.Pin == "" && m.PWM == nil {
-			bad("motor.pin", "the stepper driver needs a STEP pin or a PWM channel")
-		}
-		if m.DirPin == "" {
-			bad("motor.dir_pin", "the stepper driver needs a direction pin")
+		if m.StepPin == "" && m.PWM == nil {
+			bad("motor.step_pin", "the stepper driver needs a STEP pin or a PWM channel")
 		}
 		if m.StepRate < 1 || m.StepRate > 100000 {
 			bad("motor.step_rate", "%v steps/s is outside 1..100000", m.StepRate)
 		}
 	default:
-		bad("motor.driver", "%q is not one of none, onoff, hbridge, pwm, stepper", m.Driver)
+		bad("motor.driver", "%q is not one of none, onoff, direction, pwm, stepper", m.Driver)
 	}
 	if m.MaxOn <= 0 || m.MaxOn > 60*time.Second {
 		bad("motor.max_on", "%v is outside (0, 60s]", m.MaxOn)
@@ -264,8 +268,11 @@ func (c Config) Validate() error {
 	if m.Profile.Speed <= 0 || m.Profile.Speed > 1 {
 		bad("motor.profile.speed", "%v is outside (0, 1]", m.Profile.Speed)
 	}
-	if m.Profile.Reverse > 0 && !canReverse(m) {
-		bad("motor.profile.reverse", "the %s driver cannot reverse; remove the reverse jolt", m.Driver)
+	if m.Profile.Reverse > 2*time.Second {
+		bad("motor.profile.reverse", "%v is over 2s", m.Profile.Reverse)
+	}
+	if m.Profile.Brake > 10*time.Second {
+		bad("motor.profile.brake", "%v is over 10s", m.Profile.Brake)
 	}
 	if m.PWM != nil {
 		validPWM("motor.pwm", *m.PWM, bad)
@@ -322,17 +329,15 @@ func (c Config) pinUses() []pinUse {
 	switch m.Driver {
 	case DriverOnOff:
 		add("motor.pin", m.Pin)
-	case DriverHBridge:
+	case DriverDirection, DriverPWM:
 		add("motor.pin", m.Pin)
 		add("motor.dir_pin", m.DirPin)
-	case DriverPWM:
-		add("motor.dir_pin", m.DirPin)
 	case DriverStepper:
-		if m.PWM == nil {
-			add("motor.pin", m.Pin)
-		}
+		add("motor.pin", m.Pin)
 		add("motor.dir_pin", m.DirPin)
-		add("motor.enable_pin", m.EnablePin)
+		if m.PWM == nil {
+			add("motor.step_pin", m.StepPin)
+		}
 	}
 	if c.Light.PWM == nil {
 		add("light.pin", c.Light.Pin)
@@ -342,9 +347,7 @@ func (c Config) pinUses() []pinUse {
 
 func canReverse(m MotorConfig) bool {
 	switch m.Driver {
-	case DriverHBridge, DriverStepper:
-		return true
-	case DriverPWM:
+	case DriverDirection, DriverPWM, DriverStepper:
 		return m.DirPin != ""
 	}
 	return false

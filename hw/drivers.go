@@ -28,6 +28,7 @@ func newDriver(c MotorConfig, pins Pins, clk clock.Clock) (driver, error) {
 		return nil
 	}
 	dir := dirOut{pins.Dir, c.DirInvert}
+	en := line{pins.Motor, c.ActiveLow}
 	switch c.Driver {
 	case DriverNone:
 		return nil, nil
@@ -35,27 +36,41 @@ func newDriver(c MotorConfig, pins Pins, clk clock.Clock) (driver, error) {
 		if err := need(pins.Motor, "motor.pin"); err != nil {
 			return nil, err
 		}
-		return &onoffDriver{out: pins.Motor, activeLow: c.ActiveLow}, nil
-	case DriverHBridge:
+		return &onoffDriver{en: en}, nil
+	case DriverDirection:
 		if err := errors.Join(need(pins.Motor, "motor.pin"), need(pins.Dir, "motor.dir_pin")); err != nil {
 			return nil, err
 		}
-		return &onoffDriver{out: pins.Motor, activeLow: c.ActiveLow, dir: dir}, nil
+		return &onoffDriver{en: en, dir: dir}, nil
 	case DriverPWM:
-		if err := need(pins.Motor, "motor.pwm"); err != nil {
+		if err := need(pins.MotorPWM, "motor.pwm"); err != nil {
 			return nil, err
 		}
-		return &pwmDriver{out: pins.Motor, activeLow: c.ActiveLow, hz: c.PWM.Hz, dir: dir}, nil
+		return &pwmDriver{out: pins.MotorPWM, activeLow: c.ActiveLow, hz: c.PWM.Hz, en: en, dir: dir}, nil
 	case DriverStepper:
-		if err := errors.Join(need(pins.Motor, "motor.pin"), need(pins.Dir, "motor.dir_pin")); err != nil {
+		step, hwPWM := pins.Step, false
+		if c.PWM != nil {
+			step, hwPWM = pins.MotorPWM, true
+		}
+		if err := need(step, "motor.step_pin"); err != nil {
 			return nil, err
 		}
-		return &stepperDriver{
-			step: pins.Motor, hwPWM: c.PWM != nil, rate: c.StepRate, dir: dir,
-			enable: pins.Enable, enableActiveLow: c.EnableActiveLow, clk: clk,
-		}, nil
+		return &stepperDriver{step: step, hwPWM: hwPWM, rate: c.StepRate, dir: dir, en: en, clk: clk}, nil
 	}
 	return nil, fmt.Errorf("hw: motor driver %q unknown", c.Driver)
+}
+
+// line is an optional on/off output with its polarity.
+type line struct {
+	out       gpio.PinOut
+	activeLow bool
+}
+
+func (l line) set(on bool) error {
+	if l.out == nil {
+		return nil
+	}
+	return l.out.Out(level(on, l.activeLow))
 }
 
 // dirOut is an optional direction pin: low is forward unless inverted.
@@ -79,32 +94,33 @@ func (d dirOut) rest() error {
 	return d.out.Out(gpio.Low)
 }
 
-// onoffDriver is a MOSFET or relay, or with a direction pin an H-bridge
+// onoffDriver is a MOSFET or relay, or with a direction line an H-bridge
 // whose enable input is switched fully on.
 type onoffDriver struct {
-	out       gpio.PinOut
-	activeLow bool
-	dir       dirOut
+	en  line
+	dir dirOut
 }
 
 func (d *onoffDriver) drive(reverse bool, _ float64) error {
 	if err := d.dir.set(reverse); err != nil {
 		return err
 	}
-	return d.out.Out(level(true, d.activeLow))
+	return d.en.set(true)
 }
 
 func (d *onoffDriver) stop() error {
-	return errors.Join(d.out.Out(level(false, d.activeLow)), d.dir.rest())
+	return errors.Join(d.en.set(false), d.dir.rest())
 }
 
 func (d *onoffDriver) close() error { return nil }
 
-// pwmDriver sets the speed as the duty of a sysfs PWM channel.
+// pwmDriver sets the speed as the duty of a sysfs PWM channel, with an
+// optional enable/standby line switched alongside.
 type pwmDriver struct {
 	out       gpio.PinOut
 	activeLow bool
 	hz        int
+	en        line
 	dir       dirOut
 }
 
@@ -112,11 +128,14 @@ func (d *pwmDriver) drive(reverse bool, speed float64) error {
 	if err := d.dir.set(reverse); err != nil {
 		return err
 	}
+	if err := d.en.set(true); err != nil {
+		return err
+	}
 	return d.out.PWM(dutyOf(speed, d.activeLow), physic.Frequency(d.hz)*physic.Hertz)
 }
 
 func (d *pwmDriver) stop() error {
-	return errors.Join(d.out.Out(level(false, d.activeLow)), d.dir.rest())
+	return errors.Join(d.out.Out(level(false, d.activeLow)), d.en.set(false), d.dir.rest())
 }
 
 func (d *pwmDriver) close() error { return nil }
@@ -124,13 +143,12 @@ func (d *pwmDriver) close() error { return nil }
 // stepperDriver pulses STEP: in hardware when STEP is a PWM channel (steady
 // timing, no CPU), else from a goroutine paced by the clock.
 type stepperDriver struct {
-	step            gpio.PinOut
-	hwPWM           bool
-	rate            float64
-	dir             dirOut
-	enable          gpio.PinOut
-	enableActiveLow bool
-	clk             clock.Clock
+	step  gpio.PinOut
+	hwPWM bool
+	rate  float64
+	dir   dirOut
+	en    line // optional EN
+	clk   clock.Clock
 
 	quit chan struct{} // software stepping: closed to stop
 	done chan struct{}
@@ -141,10 +159,8 @@ func (d *stepperDriver) drive(reverse bool, speed float64) error {
 	if err := d.dir.set(reverse); err != nil {
 		return err
 	}
-	if d.enable != nil {
-		if err := d.enable.Out(level(true, d.enableActiveLow)); err != nil {
-			return err
-		}
+	if err := d.en.set(true); err != nil {
+		return err
 	}
 	rate := max(d.rate*speed, 1)
 	if d.hwPWM {
@@ -184,12 +200,7 @@ func (d *stepperDriver) stopStepping() {
 
 func (d *stepperDriver) stop() error {
 	d.stopStepping()
-	var errs []error
-	if d.enable != nil {
-		errs = append(errs, d.enable.Out(level(false, d.enableActiveLow)))
-	}
-	errs = append(errs, d.step.Out(gpio.Low), d.dir.rest())
-	return errors.Join(errs...)
+	return errors.Join(d.en.set(false), d.step.Out(gpio.Low), d.dir.rest())
 }
 
 func (d *stepperDriver) close() error { return nil }

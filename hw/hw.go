@@ -105,11 +105,12 @@ type MotorEvent struct {
 // Pins are the lines a Tower drives, already resolved: Open looks them up
 // by name with periph.io, hwtest makes fakes. Unused ones may be nil.
 type Pins struct {
-	Button gpio.PinIn
-	Motor  gpio.PinOut // onoff/hbridge enable, stepper STEP, or the pwm driver's PWM channel
-	Dir    gpio.PinOut
-	Enable gpio.PinOut // stepper enable
-	Light  gpio.PinOut // a GPIO, or a PWM channel when the light dims
+	Button   gpio.PinIn
+	Motor    gpio.PinOut // MotorConfig.Pin: on/off or enable line
+	MotorPWM gpio.PinOut // MotorConfig.PWM: the pwm driver's speed, or stepper STEP pulses
+	Step     gpio.PinOut // MotorConfig.StepPin
+	Dir      gpio.PinOut
+	Light    gpio.PinOut // a GPIO, or a PWM channel when the light dims
 }
 
 // Tower is the assembled hardware. Button, Motor and Light are never nil:
@@ -170,7 +171,7 @@ func (t *Tower) Observe(fn func(MotorEvent)) { t.motor.observe(fn) }
 func (t *Tower) Close() error {
 	t.closed.Do(func() {
 		errs := []error{t.motor.Close(), t.light.Off(), t.btn.Close()}
-		for _, p := range []any{t.pins.Motor, t.pins.Light} {
+		for _, p := range []any{t.pins.MotorPWM, t.pins.Light} {
 			if c, ok := p.(io.Closer); ok {
 				errs = append(errs, c.Close())
 			}

@@ -25,8 +25,8 @@ func TestLight(t *testing.T) {
 		on   gpio.Duty
 		off  gpio.Duty
 	}{
-		{"gpio", hw.LightConfig{Pin: "GPIO24"}, gpio.DutyMax, 0},
-		{"gpio-active-low", hw.LightConfig{Pin: "GPIO24", ActiveLow: true}, 0, gpio.DutyMax},
+		{"gpio", hw.LightConfig{Pin: "GPIO22"}, gpio.DutyMax, 0},
+		{"gpio-active-low", hw.LightConfig{Pin: "GPIO22", ActiveLow: true}, 0, gpio.DutyMax},
 		{"pwm-dimmed", hw.LightConfig{PWM: &hw.PWMConfig{Chip: 0, Channel: 1}, Brightness: 0.25}, gpio.DutyMax / 4, 0},
 		{"pwm-full", hw.LightConfig{PWM: &hw.PWMConfig{Chip: 0, Channel: 1}}, gpio.DutyMax, 0},
 	} {
@@ -55,7 +55,7 @@ func TestLight(t *testing.T) {
 }
 
 func TestWithLightTurnsOffOnError(t *testing.T) {
-	s, _ := newSim(t, hw.Config{Light: hw.LightConfig{Pin: "GPIO24"}})
+	s, _ := newSim(t, hw.Config{Light: hw.LightConfig{Pin: "GPIO22"}})
 	boom := errors.New("camera gone")
 	err := hw.WithLight(s.Light, func() error {
 		if !s.LightOn() {
@@ -89,16 +89,17 @@ func TestConfigValidation(t *testing.T) {
 		{"button.long_press", func(c *hw.Config) { c.Button.LongPress = 10 * time.Millisecond }},
 		{"motor.driver", func(c *hw.Config) { c.Motor.Driver = "turbine" }},
 		{"motor.pin", func(c *hw.Config) { c.Motor.Pin = "" }},
-		{"motor.dir_pin", func(c *hw.Config) { c.Motor.Driver = hw.DriverHBridge }},
+		{"motor.dir_pin", func(c *hw.Config) { c.Motor.Driver = "hbridge" }},
 		{"motor.pwm", func(c *hw.Config) { c.Motor.Driver = hw.DriverPWM }},
 		{"motor.max_on", func(c *hw.Config) { c.Motor.MaxOn = time.Hour }},
 		{"motor.duty_max", func(c *hw.Config) { c.Motor.DutyMax = 1.5 }},
 		{"motor.profile.speed", func(c *hw.Config) { c.Motor.Profile.Speed = 2 }},
-		{"motor.profile.reverse", func(c *hw.Config) { c.Motor.Profile.Reverse = time.Second }},
+		{"motor.profile.reverse", func(c *hw.Config) { c.Motor.Profile.Reverse = 3 * time.Second }},
+		{"motor.step_pin", func(c *hw.Config) { c.Motor.Driver = hw.DriverStepper }},
 		{"light.brightness", func(c *hw.Config) { c.Light.Brightness = 0.5 }},
 		{"light.pin", func(c *hw.Config) { c.Light.Pin = "gpio17" }}, // the button's
 		{"motor.step_rate", func(c *hw.Config) {
-			c.Motor = hw.MotorConfig{Driver: hw.DriverStepper, Pin: "GPIO5", DirPin: "GPIO6", StepRate: -1}
+			c.Motor = hw.MotorConfig{Driver: hw.DriverStepper, StepPin: "GPIO5", DirPin: "GPIO6", StepRate: -1}
 		}},
 	} {
 		cfg := hw.DefaultConfig()

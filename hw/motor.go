@@ -48,6 +48,9 @@ func newMotor(c MotorConfig, pins Pins, clk clock.Clock, log *slog.Logger) (*mot
 		events:  make(chan MotorEvent, 32),
 		obsDone: make(chan struct{}),
 	}
+	if drv != nil && c.Profile.Reverse > 0 && !canReverse(c) {
+		log.Warn("hw: motor has no direction line; reverse jolts are skipped", "driver", c.Driver)
+	}
 	if drv != nil {
 		// Whatever state the pins were left in, start with the motor off.
 		if err := drv.stop(); err != nil {
@@ -84,9 +87,14 @@ func (m *motor) resolve(p Profile) (Profile, error) {
 	case p.Reverse == 0:
 		p.Reverse = d.Reverse
 	}
-	if p.Reverse > 0 && !canReverse(m.cfg) {
-		m.log.Warn("hw: motor driver cannot reverse; skipping the reverse jolt", "driver", m.cfg.Driver)
-		p.Reverse = 0
+	if !canReverse(m.cfg) {
+		p.Reverse = 0 // warned once at start
+	}
+	switch {
+	case p.Brake < 0:
+		p.Brake = 0
+	case p.Brake == 0:
+		p.Brake = d.Brake
 	}
 	return p, nil
 }
@@ -139,11 +147,17 @@ func (m *motor) Tumble(ctx context.Context, p Profile) (err error) {
 	// every wait below, so no path keeps the motor on past MaxOn.
 	watchdog := m.clk.NewTimer(m.cfg.MaxOn)
 	reason := "panic" // until a return says otherwise
+	stopped := false
 	defer func() {
 		watchdog.Stop()
-		if stopErr := m.finish(start, reason); stopErr != nil {
-			err = errors.Join(err, stopErr)
+		if !stopped {
+			if stopErr := m.finish(start, reason); stopErr != nil {
+				err = errors.Join(err, stopErr)
+			}
 		}
+		m.mu.Lock()
+		m.abort, m.abortWhy = nil, ""
+		m.mu.Unlock()
 	}()
 
 	for i, ph := range phases {
@@ -172,17 +186,37 @@ func (m *motor) Tumble(ctx context.Context, p Profile) (err error) {
 			return fmt.Errorf("hw: motor: tumble: %w", ctx.Err())
 		case <-abort:
 			t.Stop()
-			m.mu.Lock()
-			reason = m.abortWhy
-			m.mu.Unlock()
-			if reason == "close" {
-				return fmt.Errorf("hw: motor: tumble: %w", ErrClosed)
-			}
-			return fmt.Errorf("hw: motor: tumble stopped by %s: %w", reason, ErrStopped)
+			return m.aborted(&reason)
 		}
 	}
-	reason = "done"
-	return nil
+	reason, stopped = "done", true
+	if err := m.finish(start, reason); err != nil {
+		return err
+	}
+	if p.Brake <= 0 {
+		return nil
+	}
+	// Off, and held off while the drum slows down.
+	t := m.clk.NewTimer(p.Brake)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("hw: motor: brake: %w", ctx.Err())
+	case <-abort:
+		return nil // the motor is already off
+	}
+}
+
+func (m *motor) aborted(reason *string) error {
+	m.mu.Lock()
+	*reason = m.abortWhy
+	m.mu.Unlock()
+	if *reason == "close" {
+		return fmt.Errorf("hw: motor: tumble: %w", ErrClosed)
+	}
+	return fmt.Errorf("hw: motor: tumble stopped by %s: %w", *reason, ErrStopped)
 }
 
 // output switches to one phase, unless Off or Close came first.
@@ -210,7 +244,6 @@ func (m *motor) finish(start time.Time, reason string) error {
 	err := m.stopLocked()
 	now := m.clk.Now()
 	m.duty.record(start, now)
-	m.abort, m.abortWhy = nil, ""
 	m.mu.Unlock()
 	lv := slog.LevelInfo
 	if reason != "done" {

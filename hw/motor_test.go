@@ -26,13 +26,13 @@ type motorCase struct {
 func motorCases() []motorCase {
 	pwm := &hw.PWMConfig{Chip: 0, Channel: 0}
 	return []motorCase{
-		{"onoff", hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"}, 2},
-		{"onoff-active-low", hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23", ActiveLow: true}, 2},
-		{"hbridge", hw.MotorConfig{Driver: hw.DriverHBridge, Pin: "GPIO23", DirPin: "GPIO24"}, 2},
-		{"pwm", hw.MotorConfig{Driver: hw.DriverPWM, PWM: pwm, DirPin: "GPIO24"}, 2},
-		{"pwm-active-low", hw.MotorConfig{Driver: hw.DriverPWM, PWM: pwm, ActiveLow: true}, 2},
-		{"stepper", hw.MotorConfig{Driver: hw.DriverStepper, Pin: "GPIO23", DirPin: "GPIO24", EnablePin: "GPIO25", EnableActiveLow: true}, 3},
-		{"stepper-pwm", hw.MotorConfig{Driver: hw.DriverStepper, PWM: pwm, DirPin: "GPIO24"}, 2},
+		{"onoff", hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"}, 2},
+		{"onoff-active-low", hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27", ActiveLow: true}, 2},
+		{"direction", hw.MotorConfig{Driver: hw.DriverDirection, Pin: "GPIO27", DirPin: "GPIO23"}, 2},
+		{"pwm", hw.MotorConfig{Driver: hw.DriverPWM, PWM: pwm, DirPin: "GPIO23"}, 2},
+		{"pwm-enable-active-low", hw.MotorConfig{Driver: hw.DriverPWM, PWM: pwm, Pin: "GPIO27", ActiveLow: true}, 2},
+		{"stepper", hw.MotorConfig{Driver: hw.DriverStepper, StepPin: "GPIO24", DirPin: "GPIO23", Pin: "GPIO27", ActiveLow: true}, 3},
+		{"stepper-pwm", hw.MotorConfig{Driver: hw.DriverStepper, PWM: pwm, DirPin: "GPIO23"}, 2},
 	}
 }
 
@@ -51,7 +51,8 @@ func tumble(s *hwtest.Sim, ctx context.Context, p hw.Profile) <-chan error {
 	return done
 }
 
-// onSpans returns how long the motor output was on each time it was on.
+// onSpans returns how long the motor's power output (PWM channel, or the
+// on/off line) was on each time it was on.
 func onSpans(s *hwtest.Sim, activeLow bool) []time.Duration {
 	var spans []time.Duration
 	var since time.Time
@@ -60,7 +61,11 @@ func onSpans(s *hwtest.Sim, activeLow bool) []time.Duration {
 	if activeLow {
 		idle = gpio.DutyMax
 	}
-	for _, c := range s.MotorPin.Changes() {
+	out := s.MotorPin
+	if s.PWMPin != nil {
+		out = s.PWMPin
+	}
+	for _, c := range out.Changes() {
 		now := c.Duty != idle
 		if now && !on {
 			since = c.At
@@ -142,7 +147,7 @@ func TestEveryExitLeavesMotorOff(t *testing.T) {
 					t.Fatalf("Tumble = %v, want %v", err, ex.want)
 				}
 				if !s.MotorIdle() {
-					t.Fatalf("motor lines not idle after %s (motor level %v duty %v)", ex.name, s.MotorPin.Level(), s.MotorPin.Duty())
+					t.Fatalf("motor lines not idle after %s", ex.name)
 				}
 				if start := <-ev; start.Kind != "motor_start" {
 					t.Errorf("first event %+v", start)
@@ -163,7 +168,7 @@ func TestEveryExitLeavesMotorOff(t *testing.T) {
 }
 
 func TestSixtySecondsIsCutAtMaxOn(t *testing.T) {
-	s, clk, ev := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"})
+	s, clk, ev := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	done := tumble(s, context.Background(), hw.Profile{Run: 60 * time.Second})
 	clk.BlockUntil(2)
 	clk.Advance(hw.DefaultMaxOn - time.Millisecond)
@@ -194,7 +199,7 @@ func TestSixtySecondsIsCutAtMaxOn(t *testing.T) {
 }
 
 func TestRunEqualToMaxOnIsNotACut(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	done := tumble(s, context.Background(), hw.Profile{Run: hw.DefaultMaxOn})
 	clk.BlockUntil(2)
 	clk.Advance(hw.DefaultMaxOn)
@@ -204,7 +209,7 @@ func TestRunEqualToMaxOnIsNotACut(t *testing.T) {
 }
 
 func TestDutyLimitRefusesTheRequestThatWouldBreakIt(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	run := func() error {
 		done := tumble(s, context.Background(), hw.Profile{Run: 4 * time.Second})
 		select {
@@ -280,7 +285,7 @@ func TestDutyLimitRefusesTheRequestThatWouldBreakIt(t *testing.T) {
 }
 
 func TestDutyLimitErrorSaysWhenToRetry(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23", MaxOn: 20 * time.Second, DutyWindow: 40 * time.Second})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27", MaxOn: 20 * time.Second, DutyWindow: 40 * time.Second})
 	done := tumble(s, context.Background(), hw.Profile{Run: 20 * time.Second})
 	clk.BlockUntil(2)
 	clk.Advance(20 * time.Second)
@@ -298,7 +303,7 @@ func TestDutyLimitErrorSaysWhenToRetry(t *testing.T) {
 }
 
 func TestConcurrentTumbleIsBusy(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	done := tumble(s, context.Background(), hw.Profile{})
 	clk.BlockUntil(2)
 	if err := s.Motor.Tumble(context.Background(), hw.Profile{}); !errors.Is(err, hw.ErrBusy) {
@@ -311,7 +316,7 @@ func TestConcurrentTumbleIsBusy(t *testing.T) {
 }
 
 func TestReverseJoltProfile(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverHBridge, Pin: "GPIO23", DirPin: "GPIO24"})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverDirection, Pin: "GPIO27", DirPin: "GPIO23"})
 	done := tumble(s, context.Background(), hw.Profile{Run: time.Second, Reverse: 200 * time.Millisecond})
 	for _, d := range []time.Duration{time.Second, hw.DefaultReversePause, 200 * time.Millisecond} {
 		clk.BlockUntil(2)
@@ -346,7 +351,7 @@ func TestReverseJoltProfile(t *testing.T) {
 }
 
 func TestFaultMidTumbleSwitchesOff(t *testing.T) {
-	s, clk, ev := motorSim(t, hw.MotorConfig{Driver: hw.DriverHBridge, Pin: "GPIO23", DirPin: "GPIO24"})
+	s, clk, ev := motorSim(t, hw.MotorConfig{Driver: hw.DriverDirection, Pin: "GPIO27", DirPin: "GPIO23"})
 	s.DirPin.Fail(func(l gpio.Level, _ gpio.Duty) error {
 		if l {
 			return errors.New("line lost")
@@ -372,7 +377,7 @@ func TestFaultMidTumbleSwitchesOff(t *testing.T) {
 }
 
 func TestSwitchOffIsRetried(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	done := tumble(s, context.Background(), hw.Profile{})
 	clk.BlockUntil(2)
 	failed := 0
@@ -407,7 +412,7 @@ func TestSwitchOffIsRetried(t *testing.T) {
 }
 
 func TestPanicInDriverSwitchesOff(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverHBridge, Pin: "GPIO23", DirPin: "GPIO24"})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverDirection, Pin: "GPIO27", DirPin: "GPIO23"})
 	s.DirPin.Fail(func(l gpio.Level, _ gpio.Duty) error {
 		if l {
 			panic("driver bug")
@@ -432,7 +437,7 @@ func TestPanicInDriverSwitchesOff(t *testing.T) {
 }
 
 func TestGuardWithoutErrRepanicsAfterOff(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	done := tumble(s, context.Background(), hw.Profile{})
 	clk.BlockUntil(2)
 	r := func() (r any) {
@@ -462,17 +467,17 @@ func TestMotorDrivesSpeedAndSteps(t *testing.T) {
 	}{
 		{"pwm", hw.MotorConfig{Driver: hw.DriverPWM, PWM: pwm}, 0.5, gpio.DutyHalf, 20 * physic.KiloHertz},
 		{"pwm-active-low", hw.MotorConfig{Driver: hw.DriverPWM, PWM: pwm, ActiveLow: true}, 0.25, gpio.DutyMax * 3 / 4, 20 * physic.KiloHertz},
-		{"stepper-pwm", hw.MotorConfig{Driver: hw.DriverStepper, PWM: pwm, DirPin: "GPIO24", StepRate: 1000}, 0.5, gpio.DutyHalf, 500 * physic.Hertz},
+		{"stepper-pwm", hw.MotorConfig{Driver: hw.DriverStepper, PWM: pwm, DirPin: "GPIO23", StepRate: 1000}, 0.5, gpio.DutyHalf, 500 * physic.Hertz},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, clk, _ := motorSim(t, c.m)
 			done := tumble(s, context.Background(), hw.Profile{Speed: c.speed})
 			clk.BlockUntil(2)
-			if d := s.MotorPin.Duty(); d != c.wantDuty {
+			if d := s.PWMPin.Duty(); d != c.wantDuty {
 				t.Errorf("duty %v, want %v", d, c.wantDuty)
 			}
-			if f := s.MotorPin.Frequency(); f != c.wantF {
+			if f := s.PWMPin.Frequency(); f != c.wantF {
 				t.Errorf("frequency %v, want %v", f, c.wantF)
 			}
 			clk.Advance(hw.DefaultRun)
@@ -484,7 +489,7 @@ func TestMotorDrivesSpeedAndSteps(t *testing.T) {
 }
 
 func TestSoftwareStepperPulses(t *testing.T) {
-	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverStepper, Pin: "GPIO23", DirPin: "GPIO24", StepRate: 1000})
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverStepper, StepPin: "GPIO24", DirPin: "GPIO23", StepRate: 1000})
 	done := tumble(s, context.Background(), hw.Profile{Run: 10 * time.Millisecond})
 	clk.BlockUntil(3)
 	for i := 0; i < 10; i++ { // 10 half periods of 0.5 ms: 5 steps
@@ -492,7 +497,7 @@ func TestSoftwareStepperPulses(t *testing.T) {
 		clk.BlockUntil(3)
 	}
 	var highs int
-	for _, c := range s.MotorPin.Changes() {
+	for _, c := range s.StepPin.Changes() {
 		if c.Level {
 			highs++
 		}
@@ -520,7 +525,7 @@ func TestNoMotorConfigured(t *testing.T) {
 }
 
 func TestTumbleAfterCloseFails(t *testing.T) {
-	s, _, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO23"})
+	s, _, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	s.Close()
 	if err := s.Motor.Tumble(context.Background(), hw.Profile{}); !errors.Is(err, hw.ErrClosed) {
 		t.Fatalf("Tumble after Close = %v", err)
@@ -540,4 +545,44 @@ func equal[T comparable](a, b []T) bool {
 		}
 	}
 	return true
+}
+
+func TestBrakeHoldsOffBeforeReturning(t *testing.T) {
+	s, clk, ev := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27", Profile: hw.Profile{Brake: 500 * time.Millisecond}})
+	done := tumble(s, context.Background(), hw.Profile{Run: time.Second})
+	clk.BlockUntil(2)
+	clk.Advance(time.Second)
+	clk.BlockUntil(2) // the brake wait, and the (idle) watchdog
+	if s.MotorOn() {
+		t.Fatal("motor on while braking")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Tumble returned %v before the brake time", err)
+	default:
+	}
+	<-ev
+	if stop := <-ev; stop.On != time.Second {
+		t.Fatalf("stop %+v: on-time must not include the brake", stop)
+	}
+	clk.Advance(500 * time.Millisecond)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// Close during the brake returns at once.
+	done = tumble(s, context.Background(), hw.Profile{Run: time.Second, Brake: -1})
+	clk.BlockUntil(2)
+	clk.Advance(time.Second)
+	if err := <-done; err != nil { // Brake -1: no brake at all
+		t.Fatal(err)
+	}
+	done = tumble(s, context.Background(), hw.Profile{Run: time.Second})
+	clk.BlockUntil(2)
+	clk.Advance(time.Second)
+	clk.BlockUntil(2)
+	s.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Close while braking: %v", err)
+	}
 }

@@ -42,7 +42,7 @@ func Open(cfg Config, log *slog.Logger) (*Tower, error) {
 }
 
 func closePins(p Pins) {
-	for _, x := range []any{p.Motor, p.Light} {
+	for _, x := range []any{p.MotorPWM, p.Light} {
 		if c, ok := x.(io.Closer); ok {
 			_ = c.Close()
 		}
@@ -76,31 +76,23 @@ func openPins(cfg Config, log *slog.Logger) (Pins, error) {
 		p.Button = x
 	}
 	m := cfg.Motor
-	switch {
-	case m.Driver == DriverNone:
-	case m.Driver == DriverPWM || (m.Driver == DriverStepper && m.PWM != nil):
-		if x := pwm("motor.pwm", *m.PWM); x != nil {
-			p.Motor = x
-		}
-	default:
-		if x := pin("motor.pin", m.Pin); x != nil {
-			p.Motor = x
-		}
-	}
 	if m.Driver != DriverNone {
-		if x := pin("motor.dir_pin", m.DirPin); x != nil {
-			p.Dir = x
+		// A nil PinIO converts to a nil PinOut, so unset pins stay nil.
+		p.Motor = pin("motor.pin", m.Pin)
+		if m.Driver != DriverOnOff {
+			p.Dir = pin("motor.dir_pin", m.DirPin)
 		}
-		if x := pin("motor.enable_pin", m.EnablePin); x != nil {
-			p.Enable = x
+		switch {
+		case m.PWM != nil && (m.Driver == DriverPWM || m.Driver == DriverStepper):
+			p.MotorPWM = pwm("motor.pwm", *m.PWM)
+		case m.Driver == DriverStepper:
+			p.Step = pin("motor.step_pin", m.StepPin)
 		}
 	}
 	if cfg.Light.PWM != nil {
-		if x := pwm("light.pwm", *cfg.Light.PWM); x != nil {
-			p.Light = x
-		}
-	} else if x := pin("light.pin", cfg.Light.Pin); x != nil {
-		p.Light = x
+		p.Light = pwm("light.pwm", *cfg.Light.PWM)
+	} else {
+		p.Light = pin("light.pin", cfg.Light.Pin)
 	}
 	if err := errors.Join(errs...); err != nil {
 		closePins(p)

@@ -18,10 +18,11 @@ import (
 type Sim struct {
 	*hw.Tower
 	Clock clock.Clock
-	// The fake lines; nil where the configuration has none. Motor is the
-	// PWM channel for the pwm driver (and the STEP line for a stepper).
-	ButtonPin, MotorPin, DirPin, EnablePin, LightPin *Pin
-	cfg                                              hw.Config
+	// The fake lines; nil where the configuration has none. MotorPin is
+	// MotorConfig.Pin (on/off or enable), PWMPin the motor's PWM channel,
+	// StepPin a stepper's STEP GPIO; LightPin is a GPIO or a PWM channel.
+	ButtonPin, MotorPin, PWMPin, StepPin, DirPin, LightPin *Pin
+	cfg                                                    hw.Config
 }
 
 // piPins is the BCM GPIO range on the Pi's 40-pin header.
@@ -56,16 +57,17 @@ func NewTower(cfg hw.Config, clk clock.Clock, log *slog.Logger) (*Sim, error) {
 	var pins hw.Pins
 	s.ButtonPin = mk("button.pin", cfg.Button.Pin)
 	m := cfg.Motor
-	switch {
-	case m.Driver == hw.DriverNone:
-	case m.Driver == hw.DriverPWM || (m.Driver == hw.DriverStepper && m.PWM != nil):
-		s.MotorPin = pwm(m.PWM)
-	default:
-		s.MotorPin = mk("motor.pin", m.Pin)
-	}
 	if m.Driver != hw.DriverNone {
-		s.DirPin = mk("motor.dir_pin", m.DirPin)
-		s.EnablePin = mk("motor.enable_pin", m.EnablePin)
+		s.MotorPin = mk("motor.pin", m.Pin)
+		if m.Driver != hw.DriverOnOff {
+			s.DirPin = mk("motor.dir_pin", m.DirPin)
+		}
+		switch {
+		case m.PWM != nil && (m.Driver == hw.DriverPWM || m.Driver == hw.DriverStepper):
+			s.PWMPin = pwm(m.PWM)
+		case m.Driver == hw.DriverStepper:
+			s.StepPin = mk("motor.step_pin", m.StepPin)
+		}
 	}
 	if cfg.Light.PWM != nil {
 		s.LightPin = pwm(cfg.Light.PWM)
@@ -82,7 +84,7 @@ func NewTower(cfg hw.Config, clk clock.Clock, log *slog.Logger) (*Sim, error) {
 	for _, x := range []struct {
 		p   *Pin
 		dst *gpio.PinOut
-	}{{s.MotorPin, &pins.Motor}, {s.DirPin, &pins.Dir}, {s.EnablePin, &pins.Enable}, {s.LightPin, &pins.Light}} {
+	}{{s.MotorPin, &pins.Motor}, {s.PWMPin, &pins.MotorPWM}, {s.StepPin, &pins.Step}, {s.DirPin, &pins.Dir}, {s.LightPin, &pins.Light}} {
 		if x.p != nil {
 			*x.dst = x.p
 		}
@@ -115,43 +117,43 @@ func (s *Sim) Press(hold time.Duration) {
 	s.SetButton(false)
 }
 
-// MotorOn reports whether the motor is driven: its output (or a stepper's
-// enable line) is at its active level or has a non-idle duty. A stepper
-// stepped in software without an enable line shows only whether STEP is high.
+// MotorOn reports whether the motor is driven: its on/off or enable line
+// is active, or its PWM has a non-idle duty. A stepper stepped in software
+// without an enable line shows only whether STEP is high.
 func (s *Sim) MotorOn() bool {
 	m := s.cfg.Motor
 	switch {
-	case s.MotorPin == nil:
+	case m.Driver == hw.DriverNone:
 		return false
-	case m.Driver == hw.DriverStepper && s.EnablePin != nil:
-		return s.EnablePin.Level() == gpio.Level(!m.EnableActiveLow)
-	case m.Driver == hw.DriverStepper:
-		// Without an enable line only STEP tells: pulsing (PWM) or high.
-		return s.MotorPin.Duty() != 0
+	case m.Driver == hw.DriverPWM:
+		return s.PWMPin.Duty() != idleDuty(m.ActiveLow)
+	case s.MotorPin != nil:
+		return s.MotorPin.Level() == gpio.Level(!m.ActiveLow)
+	case s.PWMPin != nil:
+		return s.PWMPin.Duty() != 0
+	case s.StepPin != nil:
+		return s.StepPin.Level() == gpio.High
 	}
-	idle := gpio.Duty(0)
-	if m.ActiveLow {
-		idle = gpio.DutyMax
-	}
-	return s.MotorPin.Duty() != idle
+	return false
 }
 
 // MotorIdle reports whether every motor line is at its inactive level: the
-// enable or power output off, direction and STEP low.
+// on/off or enable line off, PWM idle, STEP and direction low.
 func (s *Sim) MotorIdle() bool {
 	m := s.cfg.Motor
-	if s.MotorPin == nil {
-		return true
-	}
 	ok := true
-	switch m.Driver {
-	case hw.DriverStepper:
-		ok = s.MotorPin.Level() == gpio.Low && s.MotorPin.Duty() == 0
-		if s.EnablePin != nil {
-			ok = ok && s.EnablePin.Level() == gpio.Level(m.EnableActiveLow)
+	if s.MotorPin != nil {
+		ok = ok && s.MotorPin.Level() == gpio.Level(m.ActiveLow)
+	}
+	if s.PWMPin != nil {
+		idle := gpio.Duty(0) // STEP pulses stop at duty 0
+		if m.Driver == hw.DriverPWM {
+			idle = idleDuty(m.ActiveLow)
 		}
-	default:
-		ok = s.MotorPin.Level() == gpio.Level(m.ActiveLow) && !s.MotorOn()
+		ok = ok && s.PWMPin.Duty() == idle
+	}
+	if s.StepPin != nil {
+		ok = ok && s.StepPin.Level() == gpio.Low
 	}
 	if s.DirPin != nil {
 		ok = ok && s.DirPin.Level() == gpio.Low
@@ -159,14 +161,17 @@ func (s *Sim) MotorIdle() bool {
 	return ok
 }
 
+func idleDuty(activeLow bool) gpio.Duty {
+	if activeLow {
+		return gpio.DutyMax
+	}
+	return 0
+}
+
 // LightOn reports whether the light is lit.
 func (s *Sim) LightOn() bool {
 	if s.LightPin == nil {
 		return false
 	}
-	idle := gpio.Duty(0)
-	if s.cfg.Light.ActiveLow {
-		idle = gpio.DutyMax
-	}
-	return s.LightPin.Duty() != idle
+	return s.LightPin.Duty() != idleDuty(s.cfg.Light.ActiveLow)
 }
