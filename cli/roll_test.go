@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+func runTowerd(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Log: StdEnv().Log}
@@ -17,7 +17,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 }
 
 func TestRollManualFaces(t *testing.T) {
-	code, out, errs := runCLI(t, "", "roll", "--faces", "3,7",
+	code, out, errs := runTowerd(t, "", "roll", "--faces", "3,7",
 		`{"id":"r-17","label":"Stealth","system":"ydin","attribute":4,"skill":2,"mode":"under","modifiers":[1]}`)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -36,8 +36,8 @@ func TestRollManualFaces(t *testing.T) {
 
 func TestRollSeedIsReproducible(t *testing.T) {
 	req := `{"system":"d20tn","skill_rank":3,"domains":2,"advantage":true}`
-	_, a, _ := runCLI(t, "", "roll", "--seed", "42", req)
-	_, b, _ := runCLI(t, "", "roll", "--seed", "42", req)
+	_, a, _ := runTowerd(t, "", "roll", "--seed", "42", req)
+	_, b, _ := runTowerd(t, "", "roll", "--seed", "42", req)
 	var ra, rb map[string]any
 	if json.Unmarshal([]byte(a), &ra) != nil || json.Unmarshal([]byte(b), &rb) != nil {
 		t.Fatalf("bad output %q %q", a, b)
@@ -51,7 +51,7 @@ func TestRollSeedIsReproducible(t *testing.T) {
 
 func TestRollStdinAndFollowup(t *testing.T) {
 	// an 8 on the kept d8 asks for the confirmation die, rolled last
-	code, out, errs := runCLI(t, `{"system":"ydin","attribute":4,"skill":2}`, "roll", "--faces", "8,8", "-")
+	code, out, errs := runTowerd(t, `{"system":"ydin","attribute":4,"skill":2}`, "roll", "--faces", "8,8", "-")
 	if code != 0 || !strings.Contains(out, `"outcome":"catastrophic_failure"`) {
 		t.Fatalf("exit %d out %s err %s", code, out, errs)
 	}
@@ -70,7 +70,7 @@ func TestRollErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"odds", `{"system":"dice","expr":"100000d6"}`}, "expr"},
 		{[]string{"plan", `{"system":"nope"}`}, "system"},
 	} {
-		code, out, errs := runCLI(t, "", c.args...)
+		code, out, errs := runTowerd(t, "", c.args...)
 		if code != 2 || out != "" {
 			t.Errorf("%v: exit %d, stdout %q", c.args, code, out)
 			continue
@@ -88,12 +88,12 @@ func TestRollErrorsExit2WithOneLine(t *testing.T) {
 }
 
 func TestOddsAndPlan(t *testing.T) {
-	code, out, _ := runCLI(t, "", "odds", `{"system":"ydin","attribute":4,"skill":2,"modifiers":[1]}`)
+	code, out, _ := runTowerd(t, "", "odds", `{"system":"ydin","attribute":4,"skill":2,"modifiers":[1]}`)
 	if code != 0 || !strings.Contains(out, `"outcomes":{"critical_success":0.4375,"success":0.5,"failure":0.060546875,"catastrophic_failure":0.001953125}`) ||
 		!strings.Contains(out, `"mean":3.1875`) {
 		t.Fatalf("odds: %d %s", code, out)
 	}
-	code, out, _ = runCLI(t, "", "plan", `{"system":"d20tn","skill_rank":1,"domains":2,"advantage":true}`)
+	code, out, _ = runTowerd(t, "", "plan", `{"system":"d20tn","skill_rank":1,"domains":2,"advantage":true}`)
 	if code != 0 || !strings.Contains(out, `"dice":["d20","d20","d4","d6"]`) {
 		t.Fatalf("plan: %d %s", code, out)
 	}
@@ -101,14 +101,14 @@ func TestOddsAndPlan(t *testing.T) {
 
 func TestHelpAndUnknown(t *testing.T) {
 	for _, cmd := range []string{"roll", "odds", "plan"} {
-		if code, _, errs := runCLI(t, "", cmd, "--help"); code != 0 || !strings.Contains(errs, "usage: towerd "+cmd) {
+		if code, _, errs := runTowerd(t, "", cmd, "--help"); code != 0 || !strings.Contains(errs, "usage: towerd "+cmd) {
 			t.Errorf("%s --help: exit %d, %q", cmd, code, errs)
 		}
 	}
-	if code, _, _ := runCLI(t, "", "frobnicate"); code != 2 {
+	if code, _, _ := runTowerd(t, "", "frobnicate"); code != 2 {
 		t.Errorf("unknown command exit %d", code)
 	}
-	if code, _, _ := runCLI(t, ""); code != 2 {
+	if code, _, _ := runTowerd(t, ""); code != 2 {
 		t.Errorf("no command exit %d", code)
 	}
 }
