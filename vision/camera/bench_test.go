@@ -1,0 +1,28 @@
+package camera_test
+
+import (
+	"testing"
+
+	"github.com/towerd/towerd/rules"
+	"github.com/towerd/towerd/sim/render"
+	"github.com/towerd/towerd/vision/camera"
+)
+
+// BenchmarkDetector measures settle detection per 640x480 frame (target:
+// ≥ 200 frames per second on one core, i.e. ≤ 5 ms/op).
+func BenchmarkDetector(b *testing.B) {
+	s := render.RandomScene(1, []rules.Die{rules.D6, rules.D20, rules.D8}, render.Options{})
+	a, _ := render.MustRender(s)
+	s.Seed++
+	c, _ := render.MustRender(s)
+	d := camera.NewDetector(camera.SettleConfig{Region: s.Tray})
+	d.Add(a)
+	frames := [2]*camera.Frame{{Image: a}, {Image: c}}
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		d.Add(frames[i&1].Image)
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+}

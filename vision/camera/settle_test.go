@@ -1,0 +1,215 @@
+package camera_test
+
+import (
+	"context"
+	"errors"
+	"image"
+	"testing"
+	"time"
+
+	"github.com/towerd/towerd/clock"
+	"github.com/towerd/towerd/rules"
+	"github.com/towerd/towerd/sim/render"
+	"github.com/towerd/towerd/sim/simcam"
+	"github.com/towerd/towerd/vision/camera"
+)
+
+// newSim returns a simulated camera whose frames advance clk, and a settle
+// config timed on clk that requires motion (the wait starts with the
+// tumble, as in the roll loop).
+func newSim(t *testing.T, seed uint64, w, h int, f simcam.Faults) (*simcam.Camera, camera.SettleConfig) {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cam := simcam.New(simcam.Config{Width: w, Height: h, Seed: seed, Clock: clk, Advance: clk.Advance, Faults: f})
+	t.Cleanup(func() { cam.Close() })
+	return cam, camera.SettleConfig{Clock: clk, Region: cam.Tray(), RequireMotion: true, Timeout: 5 * time.Second}
+}
+
+func settle(t *testing.T, cam *simcam.Camera, cfg camera.SettleConfig, kinds []rules.Die) camera.Settled {
+	t.Helper()
+	if err := cam.Roll(kinds); err != nil {
+		t.Fatal(err)
+	}
+	got, err := camera.WaitSettled(context.Background(), cam, cfg)
+	if err != nil {
+		t.Fatalf("%v: settle: %v (diffs %.1f)", kinds, err, got.Diffs)
+	}
+	if !cam.AtRest() {
+		t.Fatalf("%v: settled after %d frames while dice were still moving (diffs %.1f)", kinds, got.Captured, got.Diffs)
+	}
+	if !got.MotionSeen {
+		t.Fatalf("%v: no motion seen during a tumble", kinds)
+	}
+	if len(got.Frames) != camera.DefaultStillFrames {
+		t.Fatalf("%v: %d frames returned, want %d", kinds, len(got.Frames), camera.DefaultStillFrames)
+	}
+	return got
+}
+
+// TestSettleEveryKind rolls each kind alone and then mixed rolls, and
+// checks settle never returns while anything moves.
+func TestSettleEveryKind(t *testing.T) {
+	cam, cfg := newSim(t, 1, 320, 240, simcam.Faults{})
+	for _, k := range rules.Kinds {
+		got := settle(t, cam, cfg, []rules.Die{k})
+		tr := cam.Truth()
+		if len(tr) != 1 || tr[0].Kind != k || !render.ValidFace(k, tr[0].Face) {
+			t.Fatalf("%v: truth %+v", k, tr)
+		}
+		// The frames returned are the still ones: each differs from the
+		// next by noise only.
+		for i := 1; i < len(got.Frames); i++ {
+			if got.Frames[i].Seq != got.Frames[i-1].Seq+1 {
+				t.Fatalf("%v: frames not consecutive: %d, %d", k, got.Frames[i-1].Seq, got.Frames[i].Seq)
+			}
+		}
+	}
+}
+
+func TestSettleMixed(t *testing.T) {
+	cam, cfg := newSim(t, 2, 640, 480, simcam.Faults{})
+	for _, kinds := range [][]rules.Die{
+		{rules.D6, rules.D6, rules.D6},
+		{rules.D20, rules.D20},
+		{rules.D100, rules.D10},
+		{rules.D4, rules.D6, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100},
+	} {
+		settle(t, cam, cfg, kinds)
+		if got := cam.Faces(); len(got) != len(kinds) {
+			t.Fatalf("faces %v for %v", got, kinds)
+		}
+	}
+}
+
+// TestSettleFacesFromSource: faces come from the source function, mapped
+// to physical faces.
+func TestSettleFacesFromSource(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	next := 10
+	cam := simcam.New(simcam.Config{Width: 320, Height: 240, Seed: 3, Clock: clk, Advance: clk.Advance,
+		Face: func(sides int) int { return min(next, sides) }})
+	if err := cam.Roll([]rules.Die{rules.D10, rules.D100, rules.D6}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cam.Faces(); got[0] != 0 || got[1] != 0 || got[2] != 6 {
+		t.Fatalf("faces %v, want [0 0 6] (d10 10→0, d100 10→00)", got)
+	}
+}
+
+func TestSettleCreepAndBounce(t *testing.T) {
+	for _, f := range []simcam.Faults{{Creep: 8}, {Bounce: 6}} {
+		cam, cfg := newSim(t, 4, 320, 240, f)
+		settle(t, cam, cfg, []rules.Die{rules.D6, rules.D20})
+	}
+}
+
+func TestSettleFrozenCamera(t *testing.T) {
+	cam, cfg := newSim(t, 5, 320, 240, simcam.Faults{Frozen: true})
+	cfg.MotionWait = 2 * time.Second
+	if err := cam.Roll([]rules.Die{rules.D6}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := camera.WaitSettled(context.Background(), cam, cfg)
+	if !errors.Is(err, camera.ErrHardware) {
+		t.Fatalf("frozen camera: err %v, want ErrHardware", err)
+	}
+	if got.MotionSeen || got.Captured < 50 {
+		t.Fatalf("frozen camera: %+v", got)
+	}
+	// Without RequireMotion a frozen picture is simply still.
+	cfg.RequireMotion = false
+	if _, err := camera.WaitSettled(context.Background(), cam, cfg); err != nil {
+		t.Fatalf("frozen camera without RequireMotion: %v", err)
+	}
+}
+
+func TestSettleCameraFailsAndRecovers(t *testing.T) {
+	cam, cfg := newSim(t, 6, 320, 240, simcam.Faults{FailAfter: 3, FailFor: 2})
+	if err := cam.Roll([]rules.Die{rules.D8}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := camera.WaitSettled(context.Background(), cam, cfg)
+	if !errors.Is(err, camera.ErrHardware) {
+		t.Fatalf("unplugged: err %v, want ErrHardware", err)
+	}
+	if _, err := camera.WaitSettled(context.Background(), cam, cfg); !errors.Is(err, camera.ErrHardware) {
+		t.Fatalf("second capture while unplugged: err %v", err)
+	}
+	// Back: the next roll settles.
+	settle(t, cam, cfg, []rules.Die{rules.D8})
+
+	cam.SetFaults(simcam.Faults{Empty: true})
+	if _, err := cam.Capture(context.Background()); !errors.Is(err, camera.ErrHardware) {
+		t.Fatalf("empty frame: err %v", err)
+	}
+}
+
+func TestSettleTimeout(t *testing.T) {
+	// Dice that keep creeping longer than the limit.
+	cam, cfg := newSim(t, 7, 320, 240, simcam.Faults{Creep: 400})
+	cfg.Timeout = 2 * time.Second
+	if err := cam.Roll([]rules.Die{rules.D6}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := camera.WaitSettled(context.Background(), cam, cfg)
+	if !errors.Is(err, camera.ErrTimeout) {
+		t.Fatalf("err %v, want ErrTimeout", err)
+	}
+	if got.Captured < 60 || got.Captured > 61 || len(got.Frames) == 0 {
+		t.Fatalf("timeout after %d frames (want 60 at 30 fps), %d frames kept", got.Captured, len(got.Frames))
+	}
+}
+
+// blocking never delivers a frame until its context ends.
+type blocking struct{}
+
+func (blocking) Capture(ctx context.Context) (camera.Frame, error) {
+	<-ctx.Done()
+	return camera.Frame{}, errors.Join(camera.ErrHardware, ctx.Err())
+}
+func (blocking) Close() error { return nil }
+
+func TestSettleBlockedCaptureTimesOut(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	done := make(chan error, 1)
+	go func() {
+		_, err := camera.WaitSettled(context.Background(), blocking{}, camera.SettleConfig{Clock: clk, Timeout: time.Second})
+		done <- err
+	}()
+	clk.BlockUntil(1)
+	clk.Advance(time.Second)
+	if err := <-done; !errors.Is(err, camera.ErrTimeout) {
+		t.Fatalf("err %v, want ErrTimeout", err)
+	}
+}
+
+func TestSettleCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := camera.WaitSettled(ctx, blocking{}, camera.SettleConfig{Clock: clock.NewFake(time.Unix(0, 0))})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, camera.ErrTimeout) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+func TestDetectorSizeChange(t *testing.T) {
+	d := camera.NewDetector(camera.SettleConfig{})
+	a := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	if _, ok := d.Add(a); ok {
+		t.Fatal("first frame compared")
+	}
+	if diff, ok := d.Add(a); !ok || diff != 0 {
+		t.Fatalf("same frame: %v %v", diff, ok)
+	}
+	b := image.NewRGBA(image.Rect(0, 0, 32, 24))
+	for i := range b.Pix {
+		b.Pix[i] = 200
+	}
+	if _, ok := d.Add(b); ok {
+		t.Fatal("frame of another size compared")
+	}
+	b2 := image.NewRGBA(b.Rect)
+	if diff, ok := d.Add(b2); !ok || diff < 150 {
+		t.Fatalf("white to black: diff %v ok %v", diff, ok)
+	}
+}
