@@ -49,7 +49,7 @@ func newMotor(c MotorConfig, pins Pins, clk clock.Clock, log *slog.Logger) (*mot
 		obsDone: make(chan struct{}),
 	}
 	if drv != nil && c.Profile.Reverse > 0 && !canReverse(c) {
-		log.Warn("hw: motor has no direction line; reverse jolts are skipped", "driver", c.Driver)
+		log.Info("hw: motor has no direction line; reverse jolts are skipped", "driver", c.Driver)
 	}
 	if drv != nil {
 		// Whatever state the pins were left in, start with the motor off.
