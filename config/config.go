@@ -54,6 +54,13 @@ type Tower struct {
 	SettleTimeout time.Duration `yaml:"settle_timeout"`
 	// ReadTimeout is the hard limit of the reading state (capture and vision).
 	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// AutoRoll rolls a request as soon as it arrives; otherwise the tower
+	// announces the dice to drop and waits for the button (a tower whose
+	// dice never leave the drum wants true).
+	AutoRoll bool `yaml:"auto_roll"`
+	// WaitTimeout is how long a request waits for the button before it is
+	// answered with code timeout.
+	WaitTimeout time.Duration `yaml:"wait_timeout"`
 }
 
 // Button is the push button that starts a roll.
@@ -224,6 +231,7 @@ func base() *Config {
 			QueueSize:      32,
 			SettleTimeout:  8 * time.Second,
 			ReadTimeout:    10 * time.Second,
+			WaitTimeout:    10 * time.Minute,
 		},
 		Button: Button{
 			Pin:       "GPIO17",

@@ -118,6 +118,7 @@ func (v *validator) tower() {
 	v.intRange("tower.queue_size", t.QueueSize, 1, 1024)
 	v.durRange("tower.settle_timeout", t.SettleTimeout, 0, maxStateTime, true)
 	v.durRange("tower.read_timeout", t.ReadTimeout, 0, maxStateTime, true)
+	v.durRange("tower.wait_timeout", t.WaitTimeout, 0, 24*time.Hour, true)
 	if cs := v.c.Camera.Settle.Timeout; t.SettleTimeout > 0 && t.SettleTimeout < cs {
 		v.bad("tower.settle_timeout", "must be at least camera.settle.timeout (%s), got %s", cs, t.SettleTimeout)
 	}
