@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image"
 	"image/color"
+	"os"
 	"strings"
 	"testing"
 
@@ -25,8 +26,9 @@ func meanLuma(img *image.RGBA, r image.Rectangle) float64 {
 
 func TestDeterministic(t *testing.T) {
 	kinds := []rules.Die{rules.D6, rules.D20, rules.D100}
-	a, ta := MustRender(RandomScene(7, kinds, Options{}))
-	b, tb := MustRender(RandomScene(7, kinds, Options{}))
+	o := Options{Width: 320, Height: 240}
+	a, ta := MustRender(RandomScene(7, kinds, o))
+	b, tb := MustRender(RandomScene(7, kinds, o))
 	if !bytes.Equal(a.Pix, b.Pix) {
 		t.Fatal("same seed rendered different pixels")
 	}
@@ -35,52 +37,120 @@ func TestDeterministic(t *testing.T) {
 			t.Fatalf("same seed, different truth: %+v vs %+v", ta[i], tb[i])
 		}
 	}
-	c, _ := MustRender(RandomScene(8, kinds, Options{}))
+	c, _ := MustRender(RandomScene(8, kinds, o))
 	if bytes.Equal(a.Pix, c.Pix) {
 		t.Fatal("different seeds rendered the same pixels")
 	}
 }
 
-// TestEveryKindAndFace draws each physical face of each kind alone on a
-// plain tray and checks the truth and that something die-like was drawn
-// inside the box of a plausible size.
+// TestEveryKindAndFace draws the first, middle and last physical face of
+// every kind (and a d6 with pips), all kinds side by side in one 640x480
+// frame per face, and checks the truth and that something die-like was
+// drawn inside each box, of a plausible size.
 func TestEveryKindAndFace(t *testing.T) {
 	felt := color.NRGBA{R: 30, G: 60, B: 40, A: 255}
+	type want struct {
+		kind rules.Die
+		pips bool
+	}
+	var set []want
 	for _, k := range rules.Kinds {
-		fs := Faces(k)
-		// First, middle and last faces: enough to catch a broken kind
-		// without drawing all 72 faces on every run.
-		for _, f := range []int{fs[0], fs[len(fs)/2], fs[len(fs)-1]} {
-			for _, pips := range []bool{false, true} {
-				if pips && k != rules.D6 {
-					continue
-				}
-				s := Scene{Width: 640, Height: 480, Felt: felt, Noise: 2, Seed: uint64(f),
-					Dice: []Die{{Kind: k, Face: f, Pips: pips, X: 320, Y: 240, Angle: float64(f) * 0.3, Tilt: 0.1}}}
-				img, truth := MustRender(s)
-				if len(truth) != 1 {
-					t.Fatalf("%v %d: %d truths", k, f, len(truth))
-				}
-				tr := truth[0]
-				if tr.Kind != k || tr.Face != f || tr.Pips != pips || tr.Cocked || tr.OffTray || tr.Touching {
-					t.Fatalf("%v %d: truth %+v", k, f, tr)
-				}
-				w, h := tr.Box.Dx(), tr.Box.Dy()
-				if w < 45 || w > 100 || h < 45 || h > 100 {
-					t.Errorf("%v %d: box %v is not die-sized", k, f, tr.Box)
-				}
-				if !tr.Center.In(tr.Box) {
-					t.Errorf("%v %d: centre %v outside box %v", k, f, tr.Center, tr.Box)
-				}
-				// Ivory die on dark felt: the box is much brighter than the
-				// tray away from it.
-				inside := meanLuma(img, tr.Box.Inset(w/4))
-				outside := meanLuma(img, image.Rect(60, 60, 160, 160))
-				if inside < outside+60 {
-					t.Errorf("%v %d: die not drawn: inside %.0f, felt %.0f", k, f, inside, outside)
-				}
+		set = append(set, want{k, false})
+	}
+	set = append(set, want{rules.D6, true})
+	// Without TOWERD_LONG only the ends and middle of each kind's faces:
+	// enough to catch a broken kind; with it every face.
+	picks := []int{0, -1, 1 << 20}
+	if os.Getenv("TOWERD_LONG") != "" {
+		picks = nil
+		for i := range 20 {
+			picks = append(picks, i)
+		}
+	}
+	for _, pick := range picks {
+		s := Scene{Width: 640, Height: 480, Felt: felt, Noise: 2, Seed: uint64(pick & 0xff)}
+		for i, w := range set {
+			fs := Faces(w.kind)
+			j := min(pick, len(fs)-1)
+			if pick < 0 {
+				j = len(fs) / 2
+			}
+			s.Dice = append(s.Dice, Die{Kind: w.kind, Face: fs[j], Pips: w.pips,
+				X: 90 + 153*float64(i%4), Y: 130 + 220*float64(i/4), Angle: float64(j+i) * 0.3, Tilt: 0.1})
+		}
+		img, truth := MustRender(s)
+		if len(truth) != len(set) {
+			t.Fatalf("%d truths for %d dice", len(truth), len(set))
+		}
+		// The felt between the dice.
+		outside := meanLuma(img, image.Rect(130, 235, 200, 255))
+		for i, tr := range truth {
+			d := s.Dice[i]
+			if tr.Kind != d.Kind || tr.Face != d.Face || tr.Pips != d.Pips || tr.Cocked || tr.OffTray || tr.Touching {
+				t.Fatalf("%v %d: truth %+v", d.Kind, d.Face, tr)
+			}
+			w, h := tr.Box.Dx(), tr.Box.Dy()
+			if w < 45 || w > 100 || h < 45 || h > 100 {
+				t.Errorf("%v %d: box %v is not die-sized", d.Kind, d.Face, tr.Box)
+			}
+			if !tr.Center.In(tr.Box) {
+				t.Errorf("%v %d: centre %v outside box %v", d.Kind, d.Face, tr.Center, tr.Box)
+			}
+			// Ivory die on dark felt: the box is much brighter than the
+			// felt away from it.
+			if inside := meanLuma(img, tr.Box.Inset(w/4)); inside < outside+60 {
+				t.Errorf("%v %d: die not drawn: inside %.0f, felt %.0f", d.Kind, d.Face, inside, outside)
 			}
 		}
+	}
+}
+
+// TestBackdropMatchesRender: drawing dice over a backdrop gives exactly
+// the pixels of a full render, also with dice overlapping, at the frame's
+// edge and in the dark.
+func TestBackdropMatchesRender(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		s := RandomScene(seed, []rules.Die{rules.D4, rules.D6, rules.D8, rules.D20, rules.D100}, Options{Width: 240, Height: 180})
+		switch seed {
+		case 2:
+			s.Dice[1].X, s.Dice[1].Y = s.Dice[0].X+12, s.Dice[0].Y+5 // overlapping
+		case 3:
+			s.Dice[0].X, s.Dice[0].Y = 2, 90 // cut by the frame's edge
+			s.Dice[2].Cocked = true
+		case 4:
+			s.Light.Brightness = 0.07
+		}
+		want, wt := MustRender(s)
+		bd, err := NewBackdrop(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := image.NewRGBA(want.Rect)
+		gt, err := bd.RenderInto(got, s.Dice, s.Noise, s.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Pix, want.Pix) {
+			n := 0
+			for i := range got.Pix {
+				if got.Pix[i] != want.Pix[i] {
+					n++
+				}
+			}
+			t.Errorf("seed %d: %d samples differ from a full render", seed, n)
+		}
+		for i := range wt {
+			if gt[i] != wt[i] {
+				t.Errorf("seed %d: truth %+v, full render %+v", seed, gt[i], wt[i])
+			}
+		}
+	}
+	bd, _ := NewBackdrop(Scene{Width: 64, Height: 48})
+	if _, err := bd.RenderInto(image.NewRGBA(image.Rect(0, 0, 10, 10)), nil, 0, 0); err == nil {
+		t.Error("backdrop drew into a destination of the wrong size")
+	}
+	if _, err := bd.RenderInto(image.NewRGBA(image.Rect(0, 0, 64, 48)), []Die{{Kind: rules.D6, Face: 9}}, 0, 0); err == nil {
+		t.Error("backdrop drew a d6 showing 9")
 	}
 }
 
@@ -152,7 +222,7 @@ func TestFlags(t *testing.T) {
 }
 
 func TestDarkFrame(t *testing.T) {
-	s := RandomScene(3, []rules.Die{rules.D6}, Options{})
+	s := RandomScene(3, []rules.Die{rules.D6}, Options{Width: 320, Height: 240})
 	bright, _ := MustRender(s)
 	s.Light.Brightness = 0.08
 	dark, _ := MustRender(s)
@@ -164,7 +234,7 @@ func TestDarkFrame(t *testing.T) {
 func TestRandomSceneApart(t *testing.T) {
 	kinds := []rules.Die{rules.D4, rules.D6, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100}
 	for seed := uint64(0); seed < 5; seed++ {
-		s := RandomScene(seed, kinds, Options{Faces: []int{4}})
+		s := RandomScene(seed, kinds, Options{Width: 320, Height: 240, Faces: []int{4}})
 		if s.Dice[0].Face != 4 {
 			t.Fatalf("fixed face not kept: %+v", s.Dice[0])
 		}
