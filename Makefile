@@ -38,20 +38,9 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # sim runs the daemon with a simulated tower and its embedded broker; press
-# Enter to press the button.
+# Enter to press the button. SIMFLAGS adds flags (--seed 1, --listen :1884...).
 sim: build
-	@if ./$(BIN) run --help >/dev/null 2>&1; then \
-		exec ./$(BIN) run --sim --state-dir $${TOWERD_STATE_DIR:-$$(mktemp -d)}; \
-	else \
-		echo "towerd run is not built yet: rolling a few simulated requests with towerd roll"; \
-		for r in '{"label":"Fireball","system":"dice","expr":"8d6"}' \
-		         '{"label":"Stealth","system":"ydin","attribute":4,"skill":2,"modifiers":[1]}' \
-		         '{"label":"Climb","system":"d20tn","trauma":1,"skill_rank":2,"domains":1}' \
-		         '{"label":"Poison","system":"d4tactical","rad":3,"test":"cdt","dt":9,"effect":4}' \
-		         '{"label":"Blaster","system":"dsdn","roll":"attack","target":14,"advantage":1,"modifier":3}'; do \
-			./$(BIN) roll "$$r" || exit 1; \
-		done; \
-	fi
+	exec ./$(BIN) run --sim $${TOWERD_STATE_DIR:+--state-dir $$TOWERD_STATE_DIR} $(SIMFLAGS)
 
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/towerd

@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/towerd/towerd/mqtt/mqtttest"
+)
+
+// TestMain lets the end-to-end tests run towerd as a child process: the
+// test binary itself, re-executed with TOWERD_TEST_MAIN set, is towerd.
+func TestMain(m *testing.M) {
+	if os.Getenv("TOWERD_TEST_MAIN") == "1" {
+		var args []string
+		if err := json.Unmarshal([]byte(os.Getenv("TOWERD_TEST_ARGS")), &args); err != nil {
+			panic(err)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := Main(ctx, args, StdEnv())
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// freeAddr returns a loopback address nobody listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// lineWriter collects output and signals each complete line.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	lines chan string
+	part  string
+}
+
+func newLineWriter() *lineWriter { return &lineWriter{lines: make(chan string, 100)} }
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	w.part += string(p)
+	for {
+		i := strings.IndexByte(w.part, '\n')
+		if i < 0 {
+			break
+		}
+		select {
+		case w.lines <- w.part[:i]:
+		default:
+		}
+		w.part = w.part[i+1:]
+	}
+	return len(p), nil
+}
+
+// waitLine waits for a line containing s (the guard only fails the test).
+func (w *lineWriter) waitLine(t *testing.T, s string) string {
+	t.Helper()
+	guard := time.After(60 * time.Second)
+	for {
+		select {
+		case l := <-w.lines:
+			if strings.Contains(l, s) {
+				return l
+			}
+		case <-guard:
+			t.Fatalf("no line with %q; output:\n%s", s, w.String())
+		}
+	}
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestRunSim runs `towerd run --sim` in process with its embedded broker:
+// requests over MQTT and a press of Enter give results, a bad request an
+// error with its id, and stopping publishes offline.
+func TestRunSim(t *testing.T) {
+	addr := freeAddr(t)
+	out, errw := newLineWriter(), newLineWriter()
+	stdinR, stdinW, _ := os.Pipe()
+	defer stdinW.Close()
+	env := &Env{Stdin: stdinR, Stdout: out, Stderr: errw}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"run", "--sim", "--seed", "1", "--listen", addr, "--id", "e2e", "--state-dir", t.TempDir()}, env)
+	}()
+	out.waitLine(t, "press Enter")
+
+	bot := mqtttest.NewBot(t, "tcp://"+addr, "dicetower/e2e", mqtttest.BotOptions{})
+	bot.Watch("dicetower/e2e/#")
+	bot.WaitStatus(60*time.Second, "online") // towerd has subscribed
+	bot.SendDice("a1", "3d6+2")
+	bot.Send("y1", []byte(`{"id":"y1","system":"ydin","attribute":4,"skill":2}`))
+	bot.Send("bad", []byte(`{"id":"bad","system":"dice","expr":"3d7"}`))
+	bot.WaitAnswered(60*time.Second, "a1", "y1", "bad")
+	if r := bot.Results("a1"); len(seqs(r)) != 1 || r[0].Total < 5 || r[0].Total > 20 || r[0].Tower != "e2e" {
+		t.Fatalf("a1: %+v", r)
+	}
+	if r := bot.Results("y1"); len(seqs(r)) != 1 || r[0].System != "ydin" {
+		t.Fatalf("y1: %+v", r)
+	}
+	if e := bot.Errors("bad"); len(e) != 1 || e[0].Code != "bad_request" || e[0].Field != "expr" {
+		t.Fatalf("bad: %+v", e)
+	}
+	// Enter presses the simulated button: the default request (2d6) rolls.
+	stdinW.Write([]byte("\n"))
+	line := out.waitLine(t, "button: 2d6")
+	bot.Wait("button result", 60*time.Second, func() bool { return len(bot.Results("")) > 0 })
+	if r := bot.Results(""); r[0].Total < 2 || r[0].Total > 12 {
+		t.Fatalf("button result %+v (console %q)", r, line)
+	}
+	// Every state and motor event went out.
+	var states, events []string
+	for _, m := range bot.Watched() {
+		var v map[string]any
+		json.Unmarshal(m.Payload, &v)
+		switch {
+		case strings.HasSuffix(m.Topic, "/state"):
+			states = append(states, v["state"].(string))
+		case strings.HasSuffix(m.Topic, "/event"):
+			events = append(events, v["event"].(string))
+		}
+	}
+	// States change faster than they are sent here (the simulated dice
+	// land at once), so the client may send only the newest of a burst.
+	joined := strings.Join(states, " ")
+	if !strings.Contains(joined, "tumbling") || !strings.Contains(joined, "reading") || states[len(states)-1] != "idle" {
+		t.Fatalf("states %v", states)
+	}
+	if e := strings.Join(events, " "); !strings.Contains(e, "motor_start") || !strings.Contains(e, "motor_stop") || !strings.Contains(e, "button") {
+		t.Fatalf("events %v", events)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, errw.String())
+	}
+	bot.WaitStatus(30*time.Second, "offline")
+}
+
+// child is towerd run as a separate process (the test binary re-executed).
+type child struct {
+	cmd *exec.Cmd
+	out *lineWriter
+}
+
+func startChild(t *testing.T, bot *mqtttest.Bot, args ...string) *child {
+	t.Helper()
+	a, _ := json.Marshal(append([]string{"run"}, args...))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TOWERD_TEST_MAIN=1", "TOWERD_TEST_ARGS="+string(a))
+	c := &child{cmd: cmd, out: newLineWriter()}
+	cmd.Stdout, cmd.Stderr = c.out, c.out
+	cmd.Stdin = strings.NewReader("")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	c.out.waitLine(t, "towerd: running")
+	bot.WaitStatus(60*time.Second, "online") // subscribed: requests reach it
+	return c
+}
+
+// TestRunCrashAndStop: towerd with an external broker (mosquitto) is killed
+// with SIGKILL in the middle of a roll and started again: the request is
+// answered exactly once, and results published before the crash are not
+// rolled again. Then SIGTERM mid-roll: exit 0 with the request answered
+// after the next start.
+func TestRunCrashAndStop(t *testing.T) {
+	if mqtttest.MosquittoPath() == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mosquitto is not installed (make deps installs it)")
+		}
+		t.Skip("mosquitto is not installed (make deps installs it)")
+	}
+	broker := mqtttest.StartMosquitto(t)
+	state := t.TempDir()
+	args := func(tumble string) []string {
+		return []string{"--sim", "--broker", broker.URL(), "--id", "crash", "--state-dir", state, "--sim-tumble", tumble}
+	}
+	bot := mqtttest.NewBot(t, broker.URL(), "dicetower/crash", mqtttest.BotOptions{})
+	bot.Watch("dicetower/crash/state")
+	tumbling := func(id string) func() bool {
+		return func() bool {
+			for _, m := range bot.Watched() {
+				if strings.Contains(string(m.Payload), `"tumbling"`) && strings.Contains(string(m.Payload), `"`+id+`"`) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+
+	c := startChild(t, bot, args("50ms")...)
+	bot.SendDice("before", "1d20")
+	bot.WaitAnswered(60*time.Second, "before")
+	c.cmd.Process.Kill()
+	c.cmd.Wait()
+	bot.WaitStatus(30*time.Second, "offline") // the last will
+
+	c = startChild(t, bot, args("1m")...)
+	bot.SendDice("k1", "2d8")
+	bot.Wait("k1 tumbling", 60*time.Second, tumbling("k1"))
+	c.cmd.Process.Kill() // SIGKILL mid-roll
+	c.cmd.Wait()
+	bot.WaitStatus(30*time.Second, "offline")
+	if n := len(bot.Results("k1")) + len(bot.Errors("k1")); n != 0 {
+		t.Fatalf("k1 answered %d times before the crash finished its roll", n)
+	}
+
+	c = startChild(t, bot, args("1m")...)
+	// The journal hands k1 out again: it tumbles anew (the long tumble).
+	bot.Wait("k1 tumbling again", 60*time.Second, func() bool {
+		n := 0
+		for _, m := range bot.Watched() {
+			if strings.Contains(string(m.Payload), `"tumbling"`) && strings.Contains(string(m.Payload), `"k1"`) {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	c.cmd.Process.Signal(syscall.SIGTERM) // stop mid-roll: motor off, exit 0
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("SIGTERM mid-roll: %v\n%s", err, c.out.String())
+	}
+	if !strings.Contains(c.out.String(), "hw: signal, motor off") {
+		t.Fatalf("no motor off on SIGTERM:\n%s", c.out.String())
+	}
+	bot.WaitStatus(30*time.Second, "offline")
+
+	startChild(t, bot, args("50ms")...)
+	bot.WaitAnswered(60*time.Second, "k1")
+	// QoS 1 may deliver a result twice and the retained last result comes
+	// again on resubscribing; subscribers drop duplicates by seq. A request
+	// rolled twice would show two seqs.
+	if s := seqs(bot.Results("k1")); len(s) != 1 {
+		t.Fatalf("k1 results with seqs %v, want exactly one", s)
+	}
+	if s := seqs(bot.Results("before")); len(s) != 1 {
+		t.Fatalf("before: seqs %v, want one (rolled again after the crash?)", s)
+	}
+}
+
+func seqs(as []mqtttest.Answer) map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, a := range as {
+		m[a.Seq] = true
+	}
+	return m
+}
