@@ -1,0 +1,112 @@
+package numeral
+
+import (
+	"image"
+	"image/color"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchCrop is a synthetic 150-pixel die crop: a bright disc on black.
+func benchCrop() image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, 150, 150))
+	for y := 0; y < 150; y++ {
+		for x := 0; x < 150; x++ {
+			dx, dy := x-75, y-75
+			c := color.RGBA{10, 10, 12, 255}
+			if dx*dx+dy*dy < 50*50 {
+				c = color.RGBA{200, uint8(40 + x), uint8(y), 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	return img
+}
+
+func benchModel(b *testing.B) *Model {
+	a := DefaultArch()
+	a.Classes = 71
+	nt, err := newNet(a)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &Model{arch: a, net: nt, params: nt.initParams(rand.New(rand.NewPCG(1, 1))), view: 0.85, temp: 1}
+	m.classes = []class{{}}
+	for i := 1; i <= 70; i++ {
+		m.classes = append(m.classes, class{"d100", 0})
+	}
+	return m
+}
+
+// BenchmarkClassify is the cost of reading one die crop (single core).
+func BenchmarkClassify(b *testing.B) {
+	m := benchModel(b)
+	crop := benchCrop()
+	b.ReportMetric(float64(m.net.macs())/1e6, "MMAC")
+	t0 := cpuTime()
+	for b.Loop() {
+		m.Classify(crop, nil)
+	}
+	reportCPU(b, t0)
+}
+
+// BenchmarkTrainStep is the cost of one augmented view forward and back.
+func BenchmarkTrainStep(b *testing.B) {
+	m := benchModel(b)
+	c := toCanon(benchCrop(), maxSide(m.arch.Size, m.view))
+	o := TrainOptions{}
+	o.defaults(1)
+	tr := &trainer{net: m.net, opts: &o, nClasses: len(m.classes)}
+	s := &shardState{w: m.net.newWork(), grad: make([]float32, m.net.nParams), target: make([]float32, len(m.classes))}
+	r := rand.New(rand.NewPCG(1, 2))
+	t0 := cpuTime()
+	for b.Loop() {
+		tr.learn(m.params, s, item{c: c, class: 3}, r)
+	}
+	reportCPU(b, t0)
+}
+
+// cpuTime is the process's CPU time: on a machine shared with other jobs
+// the wall time of a benchmark says little, the CPU time what it costs.
+func cpuTime() time.Duration {
+	var r syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &r); err != nil {
+		return 0
+	}
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, t0 time.Duration) {
+	b.ReportMetric(float64(cpuTime()-t0)/float64(b.N), "cpu-ns/op")
+}
+
+func BenchmarkToyLearn(b *testing.B) {
+	a := toyArch
+	a.Classes = 8
+	nt, _ := newNet(a)
+	p := nt.initParams(rand.New(rand.NewPCG(1, 1)))
+	c := toCanon(benchCrop(), maxSide(a.Size, 0.85))
+	o := TrainOptions{Arch: a}
+	o.defaults(1)
+	tr := &trainer{net: nt, opts: &o, nClasses: 8}
+	s := &shardState{w: nt.newWork(), grad: make([]float32, nt.nParams), target: make([]float32, 8)}
+	r := rand.New(rand.NewPCG(1, 2))
+	t0 := cpuTime()
+	for b.Loop() {
+		tr.learn(p, s, item{c: c, class: 3}, r)
+	}
+	reportCPU(b, t0)
+}
+
+func BenchmarkToyAugment(b *testing.B) {
+	c := toCanon(benchCrop(), maxSide(24, 0.85))
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([]float32, 3*24*24)
+	t0 := cpuTime()
+	for b.Loop() {
+		augment(c, 24, 3, 0.85, 180, 1.2, r, out)
+	}
+	reportCPU(b, t0)
+}

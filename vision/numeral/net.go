@@ -1,0 +1,459 @@
+package numeral
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Arch is the shape of the network: a stack of 3×3 convolutions (ReLU,
+// optionally followed by 2×2 max pooling), one hidden dense layer and a
+// softmax over the classes. It is stored in the model file.
+type Arch struct {
+	Size     int    `json:"size"`     // input side in pixels
+	Channels int    `json:"channels"` // 3 = colour, 1 = gray
+	Convs    []Conv `json:"convs"`
+	Hidden   int    `json:"hidden"`  // width of the hidden dense layer
+	Classes  int    `json:"classes"` // set by Train from the samples
+}
+
+// Conv is one 3×3 convolution layer of an Arch.
+type Conv struct {
+	Out  int  `json:"out"`  // output channels
+	Pool bool `json:"pool"` // 2×2 max pooling after the ReLU
+}
+
+// DefaultArch is a net of about 3.5 million multiply-adds per crop: 40×40
+// colour input, 12-24-48-64 channels, 128 hidden units. Colour is kept
+// because a set's kinds usually differ in colour.
+func DefaultArch() Arch {
+	return Arch{
+		Size:     40,
+		Channels: 3,
+		Convs:    []Conv{{12, true}, {24, true}, {48, true}, {64, false}},
+		Hidden:   128,
+	}
+}
+
+// Limits that keep a model file from asking for absurd allocations.
+const (
+	maxSize     = 128
+	maxLayers   = 8
+	maxWidth    = 512
+	maxHidden   = 4096
+	maxClasses  = 1024
+	maxParams   = 16 << 20
+	maxCol      = 4 << 20 // floats in one layer's im2col or activation
+	minSpatial  = 1
+	maxChannels = 3
+)
+
+type convLayer struct {
+	cin, cout  int
+	h, w       int // input (= conv output) size
+	oh, ow     int // after pooling
+	pool       bool
+	wOff, bOff int
+}
+
+type denseLayer struct {
+	in, out    int
+	relu       bool
+	wOff, bOff int
+}
+
+// net is an Arch laid out over one flat parameter vector, so that the
+// optimiser and the gradient reduction are single loops.
+type net struct {
+	arch    Arch
+	convs   []convLayer
+	dense   []denseLayer
+	nParams int
+	inLen   int
+}
+
+func (a Arch) validate() error {
+	switch {
+	case a.Size < 8 || a.Size > maxSize:
+		return fmt.Errorf("size %d out of range 8..%d", a.Size, maxSize)
+	case a.Channels != 1 && a.Channels != 3:
+		return fmt.Errorf("channels %d, want 1 or 3", a.Channels)
+	case len(a.Convs) == 0 || len(a.Convs) > maxLayers:
+		return fmt.Errorf("%d conv layers, want 1..%d", len(a.Convs), maxLayers)
+	case a.Hidden < 1 || a.Hidden > maxHidden:
+		return fmt.Errorf("hidden %d out of range 1..%d", a.Hidden, maxHidden)
+	case a.Classes < 2 || a.Classes > maxClasses:
+		return fmt.Errorf("classes %d out of range 2..%d", a.Classes, maxClasses)
+	}
+	for i, c := range a.Convs {
+		if c.Out < 1 || c.Out > maxWidth {
+			return fmt.Errorf("conv %d: %d channels out of range 1..%d", i, c.Out, maxWidth)
+		}
+	}
+	return nil
+}
+
+func newNet(a Arch) (*net, error) {
+	if err := a.validate(); err != nil {
+		return nil, fmt.Errorf("numeral: architecture: %w", err)
+	}
+	n := &net{arch: a, inLen: a.Channels * a.Size * a.Size}
+	cin, h, w := a.Channels, a.Size, a.Size
+	off := 0
+	for i, c := range a.Convs {
+		l := convLayer{cin: cin, cout: c.Out, h: h, w: w, oh: h, ow: w, pool: c.Pool}
+		if c.Pool {
+			l.oh, l.ow = h/2, w/2
+		}
+		if l.oh < minSpatial || l.ow < minSpatial {
+			return nil, fmt.Errorf("numeral: architecture: conv %d pools %dx%d to nothing", i, h, w)
+		}
+		if cin*9*h*w > maxCol || c.Out*h*w > maxCol {
+			return nil, fmt.Errorf("numeral: architecture: conv %d needs too much memory", i)
+		}
+		l.wOff = off
+		off += c.Out * cin * 9
+		l.bOff = off
+		off += c.Out
+		n.convs = append(n.convs, l)
+		cin, h, w = c.Out, l.oh, l.ow
+	}
+	flat := cin * h * w
+	for _, d := range []denseLayer{{in: flat, out: a.Hidden, relu: true}, {in: a.Hidden, out: a.Classes}} {
+		d.wOff = off
+		off += d.in * d.out
+		d.bOff = off
+		off += d.out
+		n.dense = append(n.dense, d)
+	}
+	if off > maxParams {
+		return nil, fmt.Errorf("numeral: architecture: %d parameters, limit %d", off, maxParams)
+	}
+	n.nParams = off
+	return n, nil
+}
+
+// macs is the multiply-add count of one forward pass.
+func (n *net) macs() int {
+	t := 0
+	for _, l := range n.convs {
+		t += l.cout * l.cin * 9 * l.h * l.w
+	}
+	for _, d := range n.dense {
+		t += d.in * d.out
+	}
+	return t
+}
+
+// initParams draws He-normal weights and zero biases.
+func (n *net) initParams(r *rand.Rand) []float32 {
+	p := make([]float32, n.nParams)
+	for _, l := range n.convs {
+		std := math.Sqrt(2 / float64(l.cin*9))
+		for i := range l.cout * l.cin * 9 {
+			p[l.wOff+i] = float32(r.NormFloat64() * std)
+		}
+	}
+	for k, d := range n.dense {
+		std := math.Sqrt(2 / float64(d.in))
+		if k == len(n.dense)-1 {
+			std = math.Sqrt(1 / float64(d.in))
+		}
+		for i := range d.in * d.out {
+			p[d.wOff+i] = float32(r.NormFloat64() * std)
+		}
+	}
+	return p
+}
+
+// work holds one sample's activations and gradients; one per goroutine.
+type work struct {
+	in    []float32
+	col   [][]float32 // im2col of each conv's input
+	act   [][]float32 // each conv's output after ReLU, before pooling
+	out   [][]float32 // each conv's output after pooling (= act without pooling)
+	arg   [][]int32   // argmax of each pooled cell
+	dense [][]float32 // input of each dense layer, then the logits
+	// backward
+	dOut  []float32
+	dAct  []float32
+	dCol  []float32
+	dIn   []float32
+	dVec  [2][]float32
+	probs []float32
+}
+
+func (n *net) newWork() *work {
+	w := &work{in: make([]float32, n.inLen)}
+	maxAct, maxCol := 0, 0
+	for _, l := range n.convs {
+		k := l.cin * 9
+		hw := l.h * l.w
+		w.col = append(w.col, make([]float32, k*hw))
+		act := make([]float32, l.cout*hw)
+		w.act = append(w.act, act)
+		if l.pool {
+			w.out = append(w.out, make([]float32, l.cout*l.oh*l.ow))
+			w.arg = append(w.arg, make([]int32, l.cout*l.oh*l.ow))
+		} else {
+			w.out = append(w.out, act)
+			w.arg = append(w.arg, nil)
+		}
+		maxAct = max(maxAct, l.cout*hw, l.cin*hw)
+		maxCol = max(maxCol, k*hw)
+	}
+	for _, d := range n.dense {
+		w.dense = append(w.dense, make([]float32, d.in))
+	}
+	w.dense = append(w.dense, make([]float32, n.arch.Classes))
+	w.dOut = make([]float32, maxAct)
+	w.dAct = make([]float32, maxAct)
+	w.dIn = make([]float32, maxAct)
+	w.dCol = make([]float32, maxCol)
+	maxVec := 0
+	for _, d := range n.dense {
+		maxVec = max(maxVec, d.in, d.out)
+	}
+	w.dVec = [2][]float32{make([]float32, maxVec), make([]float32, maxVec)}
+	w.probs = make([]float32, n.arch.Classes)
+	return w
+}
+
+// forward runs w.in through the net and returns the logits (owned by w).
+func (n *net) forward(p []float32, w *work) []float32 {
+	x := w.in
+	for i, l := range n.convs {
+		hw := l.h * l.w
+		k := l.cin * 9
+		im2col(x, l.cin, l.h, l.w, w.col[i])
+		act := w.act[i]
+		for o := 0; o < l.cout; o++ {
+			b := p[l.bOff+o]
+			row := act[o*hw : o*hw+hw]
+			for j := range row {
+				row[j] = b
+			}
+		}
+		gemmNN(l.cout, hw, k, p[l.wOff:l.wOff+l.cout*k], w.col[i], act)
+		relu(act)
+		if l.pool {
+			maxPool(act, l.cout, l.h, l.w, w.out[i], w.arg[i])
+		}
+		x = w.out[i]
+	}
+	copy(w.dense[0], x)
+	for i, d := range n.dense {
+		in, out := w.dense[i], w.dense[i+1]
+		if i+1 < len(n.dense) {
+			out = out[:d.out]
+		}
+		wt := p[d.wOff : d.wOff+d.in*d.out]
+		for o := 0; o < d.out; o++ {
+			out[o] = p[d.bOff+o] + dot(in, wt[o*d.in:o*d.in+d.in])
+		}
+		if d.relu {
+			relu(out)
+		}
+	}
+	return w.dense[len(n.dense)]
+}
+
+// backward adds to g the gradient of the loss whose gradient with respect
+// to the logits is dLogits, for the activations left in w by forward.
+func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
+	cur := 0 // which of w.dVec holds dy
+	dy := w.dVec[cur][:len(dLogits)]
+	copy(dy, dLogits)
+	for i := len(n.dense) - 1; i >= 0; i-- {
+		d := n.dense[i]
+		in, out := w.dense[i], w.dense[i+1]
+		if d.relu {
+			for o := 0; o < d.out; o++ {
+				if out[o] <= 0 {
+					dy[o] = 0
+				}
+			}
+		}
+		gw := g[d.wOff : d.wOff+d.in*d.out]
+		for o := 0; o < d.out; o++ {
+			g[d.bOff+o] += dy[o]
+			if dy[o] != 0 {
+				axpy(dy[o], in, gw[o*d.in:o*d.in+d.in])
+			}
+		}
+		cur = 1 - cur
+		dx := w.dVec[cur][:d.in]
+		clear(dx)
+		wt := p[d.wOff : d.wOff+d.in*d.out]
+		for o := 0; o < d.out; o++ {
+			if dy[o] != 0 {
+				axpy(dy[o], wt[o*d.in:o*d.in+d.in], dx)
+			}
+		}
+		dy = dx
+	}
+	// dy is now the gradient of the last conv block's (pooled) output.
+	dOut := w.dOut[:len(dy)]
+	copy(dOut, dy)
+	for i := len(n.convs) - 1; i >= 0; i-- {
+		l := n.convs[i]
+		hw := l.h * l.w
+		k := l.cin * 9
+		dAct := w.dAct[:l.cout*hw]
+		if l.pool {
+			clear(dAct)
+			for j, a := range w.arg[i] {
+				dAct[a] += dOut[j]
+			}
+		} else {
+			copy(dAct, dOut[:l.cout*hw])
+		}
+		act := w.act[i]
+		for j, v := range act {
+			if v <= 0 {
+				dAct[j] = 0
+			}
+		}
+		for o := 0; o < l.cout; o++ {
+			var s float32
+			for _, v := range dAct[o*hw : o*hw+hw] {
+				s += v
+			}
+			g[l.bOff+o] += s
+		}
+		gemmNT(l.cout, k, hw, dAct, w.col[i], g[l.wOff:l.wOff+l.cout*k])
+		if i == 0 {
+			break // no need for the input's gradient
+		}
+		dCol := w.dCol[:k*hw]
+		clear(dCol)
+		gemmTN(k, hw, l.cout, p[l.wOff:l.wOff+l.cout*k], dAct, dCol)
+		dIn := w.dIn[:l.cin*hw]
+		col2im(dCol, l.cin, l.h, l.w, dIn)
+		dOut = w.dOut[:len(dIn)]
+		copy(dOut, dIn)
+	}
+}
+
+func relu(x []float32) {
+	for i, v := range x {
+		if v < 0 {
+			x[i] = 0
+		}
+	}
+}
+
+// im2col lays out the 3×3 neighbourhoods (zero padded) of a c×h×w tensor
+// as rows (ch, ky, kx) of h·w columns.
+//
+//go:norace
+func im2col(x []float32, c, h, w int, col []float32) {
+	hw := h * w
+	for ch := 0; ch < c; ch++ {
+		src := x[ch*hw : ch*hw+hw]
+		for ky := 0; ky < 3; ky++ {
+			for kx := 0; kx < 3; kx++ {
+				dst := col[((ch*3+ky)*3+kx)*hw:][:hw]
+				dx := kx - 1
+				for y := 0; y < h; y++ {
+					row := dst[y*w : y*w+w]
+					sy := y + ky - 1
+					if sy < 0 || sy >= h {
+						clear(row)
+						continue
+					}
+					s := src[sy*w : sy*w+w]
+					switch dx {
+					case -1:
+						row[0] = 0
+						copy(row[1:], s[:w-1])
+					case 0:
+						copy(row, s)
+					case 1:
+						copy(row[:w-1], s[1:])
+						row[w-1] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im is the adjoint of im2col: it sums the columns back into dx.
+//
+//go:norace
+func col2im(col []float32, c, h, w int, dx []float32) {
+	hw := h * w
+	clear(dx[:c*hw])
+	for ch := 0; ch < c; ch++ {
+		dst := dx[ch*hw : ch*hw+hw]
+		for ky := 0; ky < 3; ky++ {
+			for kx := 0; kx < 3; kx++ {
+				src := col[((ch*3+ky)*3+kx)*hw:][:hw]
+				dxo := kx - 1
+				for y := 0; y < h; y++ {
+					sy := y + ky - 1
+					if sy < 0 || sy >= h {
+						continue
+					}
+					s := src[y*w : y*w+w]
+					d := dst[sy*w : sy*w+w]
+					switch dxo {
+					case -1:
+						for j := 1; j < w; j++ {
+							d[j-1] += s[j]
+						}
+					case 0:
+						for j := 0; j < w; j++ {
+							d[j] += s[j]
+						}
+					case 1:
+						for j := 0; j < w-1; j++ {
+							d[j+1] += s[j]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// maxPool takes the maximum of each 2×2 cell (floor size) and records
+// where it came from.
+func maxPool(x []float32, c, h, w int, out []float32, arg []int32) {
+	oh, ow := h/2, w/2
+	for ch := 0; ch < c; ch++ {
+		base := ch * h * w
+		for y := 0; y < oh; y++ {
+			for xx := 0; xx < ow; xx++ {
+				i0 := base + 2*y*w + 2*xx
+				best, bi := x[i0], i0
+				for _, i := range [3]int{i0 + 1, i0 + w, i0 + w + 1} {
+					if x[i] > best {
+						best, bi = x[i], i
+					}
+				}
+				o := (ch*oh+y)*ow + xx
+				out[o] = best
+				arg[o] = int32(bi)
+			}
+		}
+	}
+}
+
+// softmax writes the probabilities of logits/t into probs.
+func softmax(logits []float32, t float32, probs []float32) {
+	m := float32(math.Inf(-1))
+	for _, v := range logits {
+		m = max(m, v/t)
+	}
+	var s float64
+	for i, v := range logits {
+		e := math.Exp(float64(v/t - m))
+		probs[i] = float32(e)
+		s += e
+	}
+	for i := range probs[:len(logits)] {
+		probs[i] = float32(float64(probs[i]) / s)
+	}
+}

@@ -1,0 +1,142 @@
+package numeral
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func TestGemmMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {8, 13, 9}, {16, 40, 27}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		a, b := randSlice(r, m*k), randSlice(r, k*n)
+		at, bt := make([]float32, k*m), make([]float32, n*k)
+		for i := 0; i < m; i++ {
+			for p := 0; p < k; p++ {
+				at[p*m+i] = a[i*k+p]
+			}
+		}
+		for p := 0; p < k; p++ {
+			for j := 0; j < n; j++ {
+				bt[j*k+p] = b[p*n+j]
+			}
+		}
+		want := make([]float32, m*n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				for p := 0; p < k; p++ {
+					want[i*n+j] += a[i*k+p] * b[p*n+j]
+				}
+			}
+		}
+		for name, f := range map[string]func(c []float32){
+			"NN": func(c []float32) { gemmNN(m, n, k, a, b, c) },
+			"TN": func(c []float32) { gemmTN(m, n, k, at, b, c) },
+			"NT": func(c []float32) { gemmNT(m, n, k, a, bt, c) },
+		} {
+			c := make([]float32, m*n)
+			f(c)
+			for i := range c {
+				if math.Abs(float64(c[i]-want[i])) > 1e-4*(1+math.Abs(float64(want[i]))) {
+					t.Fatalf("gemm%s %v: c[%d] = %g, want %g", name, sz, i, c[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// col2im must be the adjoint of im2col: <im2col(x), y> = <x, col2im(y)>.
+func TestCol2imIsAdjoint(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, sz := range [][3]int{{1, 1, 1}, {2, 3, 5}, {3, 6, 4}} {
+		c, h, w := sz[0], sz[1], sz[2]
+		x := randSlice(r, c*h*w)
+		y := randSlice(r, c*9*h*w)
+		col := make([]float32, len(y))
+		im2col(x, c, h, w, col)
+		back := make([]float32, len(x))
+		col2im(y, c, h, w, back)
+		var l, rr float64
+		for i := range y {
+			l += float64(col[i]) * float64(y[i])
+		}
+		for i := range x {
+			rr += float64(x[i]) * float64(back[i])
+		}
+		if math.Abs(l-rr) > 1e-3*(1+math.Abs(l)) {
+			t.Fatalf("%v: <im2col x, y> = %g, <x, col2im y> = %g", sz, l, rr)
+		}
+	}
+}
+
+// TestGradientCheck compares backward with central differences of the
+// loss L = Σ c_i·logit_i for every parameter of a tiny net.
+func TestGradientCheck(t *testing.T) {
+	a := Arch{Size: 8, Channels: 3, Convs: []Conv{{4, true}, {5, false}, {3, true}}, Hidden: 6, Classes: 4}
+	nt, err := newNet(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	p := nt.initParams(r)
+	for i := range p {
+		p[i] += float32(0.05 * r.NormFloat64()) // non-zero biases
+	}
+	w := nt.newWork()
+	copy(w.in, randSlice(r, nt.inLen))
+	coef := randSlice(r, a.Classes)
+	loss := func() float64 {
+		lg := nt.forward(p, w)
+		var s float64
+		for i, v := range lg {
+			s += float64(coef[i]) * float64(v)
+		}
+		return s
+	}
+	loss()
+	g := make([]float32, nt.nParams)
+	nt.backward(p, g, w, coef)
+
+	const eps = 1e-2
+	bad := 0
+	for i := range p {
+		old := p[i]
+		p[i] = old + eps
+		lp := loss()
+		p[i] = old - eps
+		lm := loss()
+		p[i] = old
+		num := (lp - lm) / (2 * eps)
+		if d := math.Abs(num - float64(g[i])); d > 2e-2*(1+math.Abs(num)) {
+			bad++ // a ReLU or a max switching inside ±eps; must stay rare
+			t.Logf("param %d: backward %g, numeric %g", i, g[i], num)
+		}
+	}
+	if bad > nt.nParams/100 {
+		t.Fatalf("%d of %d gradients disagree with central differences", bad, nt.nParams)
+	}
+}
+
+func TestArchRejectsNonsense(t *testing.T) {
+	for _, a := range []Arch{
+		{},
+		{Size: 40, Channels: 2, Convs: []Conv{{8, true}}, Hidden: 8, Classes: 3},
+		{Size: 8, Channels: 3, Convs: []Conv{{8, true}, {8, true}, {8, true}, {8, true}}, Hidden: 8, Classes: 3},
+		{Size: 40, Channels: 3, Convs: []Conv{{0, true}}, Hidden: 8, Classes: 3},
+		{Size: 40, Channels: 3, Convs: []Conv{{8, true}}, Hidden: 8, Classes: 1},
+		{Size: 128, Channels: 3, Convs: []Conv{{512, false}, {512, false}}, Hidden: 8, Classes: 3},
+	} {
+		if _, err := newNet(a); err == nil {
+			t.Errorf("newNet(%+v) accepted", a)
+		}
+	}
+}

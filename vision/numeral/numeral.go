@@ -1,0 +1,165 @@
+// Package numeral learns a dice set from labelled photos and tells a die
+// crop's kind and up face with a confidence.
+//
+// A Model is a small convolutional network in pure Go. Train fits it to
+// crops of the owner's dice (made with CropDie from each die's box), with
+// random rotation, scale, shift, stretch, blur, light and noise, plus a
+// "not a die" class; Classify then reads one crop in about a millisecond.
+// Faces are physical: a d10 shows 0–9, a percentile d100 0, 10, …, 90,
+// the other kinds 1..N.
+package numeral
+
+import (
+	"cmp"
+	"fmt"
+	"image"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// DefaultMinConfidence is the confidence below which a reader should
+// answer "unreadable" rather than report the face; confidences are
+// calibrated on held-back photos (or augmented views) at training time.
+const DefaultMinConfidence = 0.9
+
+// Sample is one labelled die crop for Train. Img is a crop made like
+// CropDie's (the die in the middle, any size). Die "" marks a crop that
+// shows no die (background), which teaches the model to answer with a low
+// confidence.
+type Sample struct {
+	Img  image.Image
+	Die  string // "d4", "d6", "d8", "d10", "d12", "d20", "d100" or ""
+	Face int    // physical face: d10 0–9, d100 0,10,…,90, others 1–N
+	Name string // where it came from (file name), for messages; optional
+}
+
+// class is one output of the network: a die kind and face, or background
+// (Die "").
+type class struct {
+	Die  string `json:"die"`
+	Face int    `json:"face"`
+}
+
+// Model is a trained reader of one dice set. It is safe for concurrent
+// use by several goroutines.
+type Model struct {
+	arch    Arch
+	net     *net
+	params  []float32
+	classes []class // classes[0] is background
+	view    float64 // share of the die's side the net sees
+	temp    float64 // softmax temperature from calibration
+	stats   Stats
+	works   sync.Pool
+}
+
+// sides returns the number of sides of a die name, or 0.
+func sides(die string) int {
+	switch die {
+	case "d4", "d6", "d8", "d10", "d12", "d20", "d100":
+		n, _ := strconv.Atoi(die[1:])
+		return n
+	}
+	return 0
+}
+
+// ValidFace reports whether face is a physical face of die ("d10" 0–9,
+// "d100" 0,10,…,90, others 1..N).
+func ValidFace(die string, face int) bool {
+	switch n := sides(die); n {
+	case 0:
+		return false
+	case 10:
+		return face >= 0 && face <= 9
+	case 100:
+		return face >= 0 && face <= 90 && face%10 == 0
+	default:
+		return face >= 1 && face <= n
+	}
+}
+
+func checkLabel(die string, face int) error {
+	if die == "" {
+		return nil
+	}
+	if sides(die) == 0 {
+		return fmt.Errorf("die %q is not one of d4, d6, d8, d10, d12, d20, d100", die)
+	}
+	if !ValidFace(die, face) {
+		return fmt.Errorf("face %d is not a face of a %s", face, die)
+	}
+	return nil
+}
+
+func compareClass(a, b class) int {
+	if c := cmp.Compare(sides(a.Die), sides(b.Die)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Face, b.Face)
+}
+
+// Kinds lists the die kinds the model knows, smallest first.
+func (m *Model) Kinds() []string {
+	var out []string
+	for _, c := range m.classes[1:] {
+		if len(out) == 0 || out[len(out)-1] != c.Die {
+			out = append(out, c.Die)
+		}
+	}
+	return out
+}
+
+// Stats reports how training went.
+func (m *Model) Stats() Stats { return m.stats }
+
+// maxSide is the side to which crops are shrunk before sampling: twice the
+// net's input across the die's view, so the shrink is cheap and the
+// sampling sharp.
+func maxSide(size int, view float64) int {
+	return int(2*float64(size)*(1+2*Margin)/view) + 1
+}
+
+func (m *Model) getWork() *work {
+	if w, ok := m.works.Get().(*work); ok {
+		return w
+	}
+	return m.net.newWork()
+}
+
+// Classify reads the die in crop (made like CropDie's) and returns its kind,
+// physical face and the probability that this answer is right. Only kinds
+// in allowed are answered (nil: any kind the model knows); the probability
+// still counts every class the model knows, so a die of another kind or no
+// die at all gets a low confidence. Report the face only when confidence
+// reaches a threshold such as DefaultMinConfidence. With no allowed kind
+// known to the model it returns "", 0, 0.
+func (m *Model) Classify(crop image.Image, allowed []string) (die string, face int, confidence float64) {
+	w := m.getWork()
+	defer m.works.Put(w)
+	probs := m.probs(crop, w)
+	best := -1
+	for i, c := range m.classes {
+		if i == 0 || (allowed != nil && !slices.Contains(allowed, c.Die)) {
+			continue
+		}
+		if best < 0 || probs[i] > probs[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", 0, 0
+	}
+	return m.classes[best].Die, m.classes[best].Face, float64(probs[best])
+}
+
+// probs runs the net on the centre view of crop and returns the calibrated
+// class probabilities (owned by w).
+func (m *Model) probs(crop image.Image, w *work) []float32 {
+	c := toCanon(crop, maxSide(m.arch.Size, m.view))
+	c.sample(centreView(c, m.arch.Size, m.view), m.arch.Size, m.arch.Channels, w.in)
+	standardize(w.in)
+	logits := m.net.forward(m.params, w)
+	softmax(logits, float32(m.temp), w.probs)
+	return w.probs
+}

@@ -1,0 +1,259 @@
+package numeral
+
+import (
+	"bytes"
+	"compress/gzip"
+	"image"
+	"image/color"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// pipCrop draws a CropDie-style crop of a toy die: a light disc on a dark
+// ground with n dark dots on a ring, turned by th, in the given colour.
+// The number of dots does not change with rotation, so a model trained
+// with rotation augmentation can learn it from a handful of crops.
+func pipCrop(n int, th float64, side int, die color.RGBA, r *rand.Rand) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, side, side))
+	c := float64(side) / 2
+	rad := float64(side) / (2 * (1 + 2*Margin))
+	type pt struct{ x, y float64 }
+	var dots []pt
+	for i := 0; i < n; i++ {
+		a := th + 2*math.Pi*float64(i)/float64(n)
+		ring := 0.55 * rad
+		if n == 1 {
+			ring = 0
+		}
+		dots = append(dots, pt{c + ring*math.Cos(a), c + ring*math.Sin(a)})
+	}
+	for y := 0; y < side; y++ {
+		for x := 0; x < side; x++ {
+			fx, fy := float64(x)+0.5, float64(y)+0.5
+			col := color.RGBA{12, 12, 16, 255}
+			if (fx-c)*(fx-c)+(fy-c)*(fy-c) < rad*rad {
+				col = die
+				for _, d := range dots {
+					if (fx-d.x)*(fx-d.x)+(fy-d.y)*(fy-d.y) < (0.16*rad)*(0.16*rad) {
+						col = color.RGBA{20, 20, 20, 255}
+					}
+				}
+			}
+			if r != nil {
+				nz := func(v uint8) uint8 { return uint8(min(255, max(0, float64(v)+6*r.NormFloat64()))) }
+				col = color.RGBA{nz(col.R), nz(col.G), nz(col.B), 255}
+			}
+			img.SetRGBA(x, y, col)
+		}
+	}
+	return img
+}
+
+// toyArch is a net small enough to train in seconds under -race.
+var toyArch = Arch{Size: 24, Channels: 3, Convs: []Conv{{8, true}, {16, true}, {16, false}}, Hidden: 32}
+
+var (
+	green  = color.RGBA{60, 200, 80, 255}
+	orange = color.RGBA{230, 120, 30, 255}
+)
+
+// toySamples are d4 faces 1–4 (green) and d6 faces 1–3 (orange) as toy
+// dice, a few crops each, plus dark background crops.
+func toySamples(r *rand.Rand) []Sample {
+	var s []Sample
+	for k := 0; k < 3; k++ {
+		for f := 1; f <= 4; f++ {
+			s = append(s, Sample{Img: pipCrop(f, r.Float64()*6, 60+r.IntN(20), green, r), Die: "d4", Face: f})
+		}
+		for f := 1; f <= 3; f++ {
+			s = append(s, Sample{Img: pipCrop(f, r.Float64()*6, 60+r.IntN(20), orange, r), Die: "d6", Face: f})
+		}
+		s = append(s, Sample{Img: pipCrop(0, 0, 70, color.RGBA{12, 12, 16, 255}, r)})
+	}
+	return s
+}
+
+var (
+	toyOnce  sync.Once
+	toyModel *Model
+	toyErr   error
+)
+
+// toyEpochs is long enough to learn the toy dice; under -race (or with
+// -short) training only runs a few epochs to exercise the code paths.
+func toyEpochs() int {
+	if raceOn || testing.Short() {
+		return 4
+	}
+	return 150
+}
+
+// toyAccurate reports whether the toy model was trained long enough to be
+// judged on accuracy.
+func toyAccurate() bool { return toyEpochs() >= 100 }
+
+// trainToy trains the toy model once for every test that needs one.
+func trainToy(t *testing.T) *Model {
+	t.Helper()
+	toyOnce.Do(func() {
+		r := rand.New(rand.NewPCG(11, 12))
+		toyModel, toyErr = Train(toySamples(r), TrainOptions{Arch: toyArch, Epochs: toyEpochs(), Seed: 3, Batch: 16, LearningRate: 0.003})
+	})
+	if toyErr != nil {
+		t.Fatal(toyErr)
+	}
+	return toyModel
+}
+
+// TestTrainToyDice trains on a few toy dice and reads new turned crops of
+// them, which checks the whole path: preparation, augmentation, training,
+// calibration and Classify with and without allowed kinds.
+func TestTrainToyDice(t *testing.T) {
+	m := trainToy(t)
+	if got := m.Kinds(); !slices.Equal(got, []string{"d4", "d6"}) {
+		t.Fatalf("Kinds() = %v, want [d4 d6]", got)
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	right, answered, total := 0, 0, 0
+	for k := 0; k < 10; k++ {
+		for _, tc := range []struct {
+			die  string
+			face int
+			col  color.RGBA
+		}{{"d4", 1, green}, {"d4", 2, green}, {"d4", 3, green}, {"d4", 4, green}, {"d6", 1, orange}, {"d6", 2, orange}, {"d6", 3, orange}} {
+			crop := pipCrop(tc.face, r.Float64()*6, 50+r.IntN(60), tc.col, r)
+			die, face, conf := m.Classify(crop, nil)
+			total++
+			if conf >= 0.5 {
+				answered++
+				if die == tc.die && face == tc.face {
+					right++
+				}
+			}
+		}
+	}
+	if toyAccurate() && (float64(right) < 0.9*float64(total) || right < answered-1) {
+		t.Errorf("read %d of %d turned toy dice right, %d answered", right, total, answered)
+	}
+	// Restricting the kinds answers only those kinds.
+	die, _, _ := m.Classify(pipCrop(2, 0.3, 70, green, nil), []string{"d6"})
+	if die != "d6" {
+		t.Errorf("Classify(allowed d6) answered %q", die)
+	}
+	if die, face, conf := m.Classify(pipCrop(2, 0.3, 70, green, nil), []string{"d20"}); die != "" || face != 0 || conf != 0 {
+		t.Errorf("Classify(allowed d20, unknown) = %q %d %g, want \"\" 0 0", die, face, conf)
+	}
+	// Something that is not a die gets a low confidence.
+	flat := image.NewRGBA(image.Rect(0, 0, 70, 70))
+	for i := range flat.Pix {
+		flat.Pix[i] = 30
+	}
+	if _, _, conf := m.Classify(flat, nil); toyAccurate() && conf >= DefaultMinConfidence {
+		t.Errorf("an empty grey crop read with confidence %g", conf)
+	}
+	st := m.Stats()
+	if st.Samples != 21 || st.Background != 3 || len(st.Kinds) != 2 || st.Temperature <= 0 {
+		t.Errorf("Stats() = %+v", st)
+	}
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	m := trainToy(t)
+	path := filepath.Join(t.TempDir(), "dice.model")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.params, m2.params) || !slices.Equal(m.classes, m2.classes) || m.temp != m2.temp || m.view != m2.view {
+		t.Fatal("loaded model differs from the saved one")
+	}
+	if !slices.Equal(m.Kinds(), m2.Kinds()) || m2.Stats().Samples != m.Stats().Samples {
+		t.Fatalf("loaded kinds %v stats %+v", m2.Kinds(), m2.Stats())
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for f := 1; f <= 4; f++ {
+		crop := pipCrop(f, r.Float64()*6, 64, green, r)
+		d1, f1, c1 := m.Classify(crop, nil)
+		d2, f2, c2 := m2.Classify(crop, nil)
+		if d1 != d2 || f1 != f2 || c1 != c2 {
+			t.Errorf("face %d: saved model reads %s %d %g, loaded %s %d %g", f, d1, f1, c1, d2, f2, c2)
+		}
+	}
+}
+
+func TestLoadRejectsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "not gzip"},
+		{"text", []byte("hello"), "not gzip"},
+		{"json", gz("[1,2"), "bad JSON"},
+		{"format", gz(`{"format":"other","version":1}`), "format"},
+		{"version", gz(`{"format":"towerd-numeral","version":99}`), "version 99"},
+		{"arch", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.8,"temperature":1}`), "params"},
+		{"face", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":7}],"view":0.8,"temperature":1}`), "face 7"},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "numeral: ") {
+			t.Errorf("%s: Load error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := Load(filepath.Join(dir, "missing")); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+}
+
+// FuzzLoad feeds arbitrary bytes (seeded with a real model file) to the
+// model decoder: it must return an error or a usable model, never panic.
+func FuzzLoad(f *testing.F) {
+	a := toyArch
+	a.Classes = 3
+	nt, err := newNet(a)
+	if err != nil {
+		f.Fatal(err)
+	}
+	m := &Model{arch: a, net: nt, params: nt.initParams(rand.New(rand.NewPCG(1, 1))),
+		classes: []class{{}, {"d6", 1}, {"d6", 2}}, view: 0.85, temp: 1}
+	path := filepath.Join(f.TempDir(), "m")
+	if err := m.Save(path); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte{})
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := decode(data)
+		if err != nil {
+			return
+		}
+		m.Classify(pipCrop(1, 0, 30, green, nil), nil)
+		m.Kinds()
+	})
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package numeral
+
+const raceOn = false

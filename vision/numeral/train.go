@@ -1,0 +1,684 @@
+package numeral
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// TrainOptions tune Train; the zero value trains with the defaults.
+type TrainOptions struct {
+	// Epochs is the number of passes over the training crops, each with
+	// fresh random augmentation; 0 picks one from the number of crops.
+	Epochs int
+	// Seed makes a run repeatable: the same samples, options and seed give
+	// the same model.
+	Seed uint64
+	// Arch is the network's shape; zero means DefaultArch.
+	Arch Arch
+	// View is the share of the die's side the network sees around its
+	// centre (a tight crop reads small numerals better than a wide one);
+	// 0 means 0.85.
+	View float64
+	// Rotation is the largest rotation, in degrees either way, applied to
+	// training crops: 180 (the default) for a top-down tower where dice land
+	// at any angle; a camera that sees dice from a fixed side reads better
+	// with a small range such as 15, where 6 and 9 stay apart. Negative
+	// means none.
+	Rotation float64
+	// Zoom is the range of scale applied to the view, as a factor either way
+	// (1.2 = from 1/1.2 to 1.2 times); it absorbs loose or tight boxes.
+	// 0 means 1.2.
+	Zoom float64
+	// Validation is the share of each class's crops held back to measure
+	// accuracy and calibrate confidence (rounded down per class, so a class
+	// with few crops keeps them all); 0 means 0.1, negative none.
+	Validation float64
+	// Batch is the minibatch size; 0 means 32.
+	Batch int
+	// LearningRate is Adam's peak step size; 0 means 0.002.
+	LearningRate float64
+	// Workers is how many goroutines train; 0 means GOMAXPROCS.
+	Workers int
+	// Context stops training early when done; nil means never.
+	Context context.Context
+	// Progress, when set, is called after every epoch.
+	Progress func(Progress)
+}
+
+// Progress reports one finished training epoch.
+type Progress struct {
+	Epoch, Epochs int
+	Loss          float64 // mean training loss over the epoch
+	Accuracy      float64 // on the epoch's augmented crops
+	Elapsed       time.Duration
+}
+
+// Stats tells how a model was trained and how well it reads.
+type Stats struct {
+	Samples     int           `json:"samples"`     // die crops used for training
+	Background  int           `json:"background"`  // background crops used
+	Validation  int           `json:"validation"`  // die crops held back
+	Epochs      int           `json:"epochs"`      // epochs run
+	Seconds     float64       `json:"seconds"`     // training time
+	Temperature float64       `json:"temperature"` // calibrated softmax temperature
+	Kinds       []KindStats   `json:"kinds"`
+	Duration    time.Duration `json:"-"`
+}
+
+// KindStats is the accuracy on one die kind: on the training crops as
+// given, on random augmented views of them, and on the held-back crops.
+// Accuracies are -1 when there was nothing to measure.
+type KindStats struct {
+	Die         string  `json:"die"`
+	Train       int     `json:"train"`
+	TrainAcc    float64 `json:"train_acc"`
+	AugAcc      float64 `json:"aug_acc"`
+	Validation  int     `json:"validation"`
+	ValAcc      float64 `json:"val_acc"`
+	ValAnswered float64 `json:"val_answered"` // share of held-back crops at ≥ DefaultMinConfidence
+}
+
+func (o *TrainOptions) defaults(n int) error {
+	if o.Arch.Size == 0 {
+		cl := o.Arch.Classes
+		o.Arch = DefaultArch()
+		o.Arch.Classes = cl
+	}
+	if o.View == 0 {
+		o.View = 0.85
+	}
+	if o.Rotation == 0 {
+		o.Rotation = 180
+	}
+	if o.Rotation < 0 {
+		o.Rotation = 0
+	}
+	if o.Zoom == 0 {
+		o.Zoom = 1.2
+	}
+	if o.Validation == 0 {
+		o.Validation = 0.1
+	}
+	if o.Batch == 0 {
+		o.Batch = 32
+	}
+	if o.LearningRate == 0 {
+		o.LearningRate = 0.002
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Epochs == 0 {
+		// About 30,000 augmented views for a small set (a few hundred
+		// steps per class), 60 epochs for a large one: a 1,000-photo set
+		// trains in minutes on two cores.
+		o.Epochs = min(400, max(60, 30000/max(n, 1)))
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	switch {
+	case o.View < 0.3 || o.View > 1.6:
+		return fmt.Errorf("view %g out of range 0.3..1.6", o.View)
+	case o.Zoom < 1 || o.Zoom > 2:
+		return fmt.Errorf("zoom %g out of range 1..2", o.Zoom)
+	case o.Rotation > 180:
+		return fmt.Errorf("rotation %g out of range 0..180", o.Rotation)
+	case o.Batch < 1 || o.Batch > 4096:
+		return fmt.Errorf("batch %d out of range 1..4096", o.Batch)
+	case o.Epochs < 0:
+		return fmt.Errorf("epochs %d is negative", o.Epochs)
+	case o.Validation >= 1:
+		return fmt.Errorf("validation share %g must be below 1", o.Validation)
+	case !(o.LearningRate > 0 && o.LearningRate < 1):
+		return fmt.Errorf("learning rate %g out of range (0,1)", o.LearningRate)
+	}
+	return nil
+}
+
+// item is one prepared crop with its class.
+type item struct {
+	c     *canon
+	class int
+}
+
+// shards is how many partial gradients a minibatch is split into; fixed so
+// that a seed gives the same model on any number of cores.
+const shards = 8
+
+// labelSmoothing keeps logits from growing without bound on a small set.
+const labelSmoothing = 0.05
+
+// Train fits a model to the labelled crops. It needs at least two classes
+// (die faces, or one face and background) among the samples.
+func Train(samples []Sample, opts TrainOptions) (*Model, error) {
+	start := time.Now()
+	classes := []class{{}}
+	for i, s := range samples {
+		if s.Img == nil {
+			return nil, fmt.Errorf("numeral: sample %d (%s): no image", i, s.Name)
+		}
+		if err := checkLabel(s.Die, s.Face); err != nil {
+			return nil, fmt.Errorf("numeral: sample %d (%s): %w", i, s.Name, err)
+		}
+		if s.Die != "" {
+			classes = append(classes, class{s.Die, s.Face})
+		}
+	}
+	slices.SortFunc(classes[1:], compareClass)
+	classes = slices.Compact(classes)
+	if len(classes) < 2 {
+		return nil, errors.New("numeral: train: no labelled die among the samples")
+	}
+	index := map[class]int{}
+	for i, c := range classes {
+		index[c] = i
+	}
+	if err := opts.defaults(len(samples)); err != nil {
+		return nil, fmt.Errorf("numeral: train: %w", err)
+	}
+	opts.Arch.Classes = len(classes)
+	nt, err := newNet(opts.Arch)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{arch: opts.Arch, net: nt, classes: classes, view: opts.View, temp: 1}
+
+	// Prepare every crop once, in parallel.
+	items := make([]item, len(samples))
+	side := maxSide(opts.Arch.Size, opts.View)
+	parallel(len(samples), opts.Workers, func(i int) {
+		s := samples[i]
+		cl := 0
+		if s.Die != "" {
+			cl = index[class{s.Die, s.Face}]
+		}
+		items[i] = item{c: toCanon(s.Img, side), class: cl}
+	})
+	train, val := split(items, len(classes), opts.Validation, opts.Seed)
+
+	r := rand.New(rand.NewPCG(opts.Seed, 0x6e756d6572616c))
+	m.params = nt.initParams(r)
+	t := &trainer{net: nt, opts: &opts, train: train, nClasses: len(classes)}
+	if err := t.run(m.params, r, start); err != nil {
+		return nil, err
+	}
+	m.temp = calibrate(m, train, val, opts.Seed)
+	m.stats = stats(m, train, val, opts.Seed)
+	m.stats.Epochs = t.epochsRun
+	m.stats.Duration = time.Since(start)
+	m.stats.Seconds = m.stats.Duration.Seconds()
+	return m, nil
+}
+
+// split holds back floor(share·n) crops of each class, chosen at random.
+func split(items []item, nClasses int, share float64, seed uint64) (train, val []item) {
+	by := make([][]int, nClasses)
+	for i, it := range items {
+		by[it.class] = append(by[it.class], i)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x76616c))
+	hold := make([]bool, len(items))
+	for _, idx := range by {
+		k := int(share * float64(len(idx)))
+		if share <= 0 || k <= 0 {
+			continue
+		}
+		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		for _, i := range idx[:k] {
+			hold[i] = true
+		}
+	}
+	for i, it := range items {
+		if hold[i] {
+			val = append(val, it)
+		} else {
+			train = append(train, it)
+		}
+	}
+	return train, val
+}
+
+// parallel calls f(0..n-1) on up to workers goroutines.
+func parallel(n, workers int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+type trainer struct {
+	net       *net
+	opts      *TrainOptions
+	train     []item
+	nClasses  int
+	epochsRun int
+}
+
+// shardState is one shard's scratch: its own activations and gradient.
+type shardState struct {
+	w      *work
+	grad   []float32
+	loss   float64
+	right  int
+	count  int
+	target []float32
+}
+
+func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
+	o := t.opts
+	n := len(t.train)
+	stepsPerEpoch := (n + o.Batch - 1) / o.Batch
+	total := stepsPerEpoch * o.Epochs
+	adam := newAdam(len(p))
+	st := make([]*shardState, shards)
+	for i := range st {
+		st[i] = &shardState{w: t.net.newWork(), grad: make([]float32, len(p)), target: make([]float32, t.nClasses)}
+	}
+	grad := make([]float32, len(p))
+	warm := min(300, total/10+1)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	step := 0
+	for epoch := 0; epoch < o.Epochs; epoch++ {
+		r.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		var eLoss float64
+		var eRight, eCount int
+		for b := 0; b < n; b += o.Batch {
+			if err := o.Context.Err(); err != nil {
+				return fmt.Errorf("numeral: train: %w", err)
+			}
+			batch := order[b:min(n, b+o.Batch)]
+			// Shard k takes batch[k], batch[k+shards], …; each goroutine
+			// takes whole shards, so the sums do not depend on scheduling.
+			parallel(shards, o.Workers, func(k int) {
+				s := st[k]
+				clear(s.grad)
+				s.loss, s.right, s.count = 0, 0, 0
+				for j := k; j < len(batch); j += shards {
+					rr := rand.New(rand.NewPCG(o.Seed^uint64(step)<<20, uint64(j)))
+					t.learn(p, s, t.train[batch[j]], rr)
+				}
+			})
+			clear(grad)
+			for _, s := range st {
+				for i, v := range s.grad {
+					grad[i] += v
+				}
+				eLoss += s.loss
+				eRight += s.right
+				eCount += s.count
+			}
+			scale := float32(1 / float64(len(batch)))
+			for i := range grad {
+				grad[i] *= scale
+			}
+			lr := o.LearningRate
+			if step < warm {
+				lr *= float64(step+1) / float64(warm)
+			} else {
+				lr *= 0.02 + 0.98*0.5*(1+math.Cos(math.Pi*float64(step-warm)/float64(max(1, total-warm))))
+			}
+			adam.step(p, grad, lr)
+			step++
+		}
+		t.epochsRun = epoch + 1
+		if o.Progress != nil {
+			o.Progress(Progress{Epoch: epoch + 1, Epochs: o.Epochs, Loss: eLoss / float64(max(eCount, 1)),
+				Accuracy: float64(eRight) / float64(max(eCount, 1)), Elapsed: time.Since(start)})
+		}
+	}
+	return nil
+}
+
+// learn adds one augmented view's gradient to s. Now and then the view is
+// swapped for a synthetic non-die patch (flat or graded light with noise),
+// so that empty or broken crops fall into the background class even when
+// the set has no background crops.
+func (t *trainer) learn(p []float32, s *shardState, it item, r *rand.Rand) {
+	a := t.net.arch
+	cl := it.class
+	if r.Float64() < 0.03 {
+		synthNegative(s.w.in, a.Size, a.Channels, r)
+		cl = 0
+	} else {
+		augment(it.c, a.Size, a.Channels, t.opts.View, t.opts.Rotation, t.opts.Zoom, r, s.w.in)
+	}
+	standardize(s.w.in)
+	logits := t.net.forward(p, s.w)
+	softmax(logits, 1, s.w.probs)
+	best := 0
+	for i, v := range s.w.probs {
+		if v > s.w.probs[best] {
+			best = i
+		}
+	}
+	if best == cl {
+		s.right++
+	}
+	s.count++
+	s.loss -= math.Log(max(float64(s.w.probs[cl]), 1e-12))
+	// Gradient of the cross-entropy with smoothed targets: p - q.
+	eps := float32(labelSmoothing / float64(len(logits)))
+	for i := range s.target {
+		s.target[i] = s.w.probs[i] - eps
+	}
+	s.target[cl] -= 1 - labelSmoothing
+	t.net.backward(p, s.grad, s.w, s.target)
+}
+
+// augment samples a randomly rotated, scaled, shifted and stretched view of
+// c into out, then varies light, blur and noise.
+func augment(c *canon, size, channels int, frac, rotDeg, zoom float64, r *rand.Rand, out []float32) {
+	v := centreView(c, size, frac)
+	a := v.m[0] * math.Exp((2*r.Float64()-1)*math.Log(zoom))
+	th := (2*r.Float64() - 1) * rotDeg * math.Pi / 180
+	e := 1 + 0.08*(2*r.Float64()-1) // mild stretch, as a die seen slightly from the side
+	sx, sy := a*e, a/e
+	cs, sn := math.Cos(th), math.Sin(th)
+	v.m = [4]float64{cs * sx, -sn * sy, sn * sx, cs * sy}
+	d := c.dieSide()
+	v.cx += 0.06 * d * (2*r.Float64() - 1)
+	v.cy += 0.06 * d * (2*r.Float64() - 1)
+	c.sample(v, size, channels, out)
+	photometric(out, size, channels, r)
+}
+
+// photometric applies gamma, per-channel gain (white balance), blur and
+// sensor noise to values in 0..1. Overall brightness and contrast need no
+// augmenting: standardize removes them.
+func photometric(x []float32, size, channels int, r *rand.Rand) {
+	n := size * size
+	gamma := math.Exp((2*r.Float64() - 1) * math.Log(1.5))
+	for ch := 0; ch < channels; ch++ {
+		gain := 1.0
+		if channels > 1 {
+			gain = math.Exp(0.1 * r.NormFloat64())
+		}
+		pl := x[ch*n : ch*n+n]
+		g := float32(gain)
+		for i, v := range pl {
+			pl[i] = float32(math.Pow(float64(min(1, v*g)), gamma))
+		}
+	}
+	if r.Float64() < 0.5 {
+		blur(x, size, channels, 0.3+0.9*r.Float64())
+	}
+	if sigma := 0.04 * r.Float64(); sigma > 0.005 {
+		for i := range x {
+			x[i] += float32(sigma * r.NormFloat64())
+		}
+	}
+}
+
+// blur applies a separable Gaussian of the given sigma to each plane.
+func blur(x []float32, size, channels int, sigma float64) {
+	rad := int(math.Ceil(2 * sigma))
+	k := make([]float32, 2*rad+1)
+	var sum float32
+	for i := range k {
+		d := float64(i - rad)
+		k[i] = float32(math.Exp(-d * d / (2 * sigma * sigma)))
+		sum += k[i]
+	}
+	for i := range k {
+		k[i] /= sum
+	}
+	n := size * size
+	tmp := make([]float32, n)
+	for ch := 0; ch < channels; ch++ {
+		pl := x[ch*n : ch*n+n]
+		for y := 0; y < size; y++ {
+			for xx := 0; xx < size; xx++ {
+				var s float32
+				for i, w := range k {
+					sx := min(max(xx+i-rad, 0), size-1)
+					s += w * pl[y*size+sx]
+				}
+				tmp[y*size+xx] = s
+			}
+		}
+		for y := 0; y < size; y++ {
+			for xx := 0; xx < size; xx++ {
+				var s float32
+				for i, w := range k {
+					sy := min(max(y+i-rad, 0), size-1)
+					s += w * tmp[sy*size+xx]
+				}
+				pl[y*size+xx] = s
+			}
+		}
+	}
+}
+
+// synthNegative fills x with a patch that is not a die: flat or graded
+// colour with noise, sometimes with a bright bar across it (a tray edge).
+func synthNegative(x []float32, size, channels int, r *rand.Rand) {
+	n := size * size
+	gx, gy := r.NormFloat64()*0.01, r.NormFloat64()*0.01
+	noise := 0.1 * r.Float64()
+	for ch := 0; ch < channels; ch++ {
+		base := r.Float64()
+		for y := 0; y < size; y++ {
+			for xx := 0; xx < size; xx++ {
+				x[ch*n+y*size+xx] = float32(base + gx*float64(xx) + gy*float64(y) + noise*r.NormFloat64())
+			}
+		}
+	}
+	if r.Float64() < 0.3 {
+		y0, h := r.IntN(size), 2+r.IntN(size/4)
+		for ch := 0; ch < channels; ch++ {
+			for y := y0; y < min(size, y0+h); y++ {
+				for xx := 0; xx < size; xx++ {
+					x[ch*n+y*size+xx] += 0.5
+				}
+			}
+		}
+	}
+}
+
+// adam is the Adam optimiser with decoupled weight decay.
+type adam struct {
+	m, v []float32
+	t    int
+}
+
+func newAdam(n int) *adam { return &adam{m: make([]float32, n), v: make([]float32, n)} }
+
+func (a *adam) step(p, g []float32, lr float64) {
+	const b1, b2, eps, decay = 0.9, 0.999, 1e-8, 1e-4
+	// Clip the global gradient norm so an odd batch cannot throw the
+	// weights far.
+	var nn float64
+	for _, v := range g {
+		nn += float64(v) * float64(v)
+	}
+	clip := float32(1)
+	if nn = math.Sqrt(nn); nn > 5 {
+		clip = float32(5 / nn)
+	}
+	a.t++
+	c1 := 1 - math.Pow(b1, float64(a.t))
+	c2 := 1 - math.Pow(b2, float64(a.t))
+	step := float32(lr / c1)
+	sc2 := float32(1 / math.Sqrt(c2))
+	wd := float32(1 - lr*decay)
+	for i, gi := range g {
+		gi *= clip
+		a.m[i] = b1*a.m[i] + (1-b1)*gi
+		a.v[i] = b2*a.v[i] + (1-b2)*gi*gi
+		p[i] = p[i]*wd - step*a.m[i]/(float32(math.Sqrt(float64(a.v[i])))*sc2+eps)
+	}
+}
+
+// calibrate picks the softmax temperature that best predicts the right
+// class (least negative log-likelihood) on the held-back crops and views
+// of them, or, when nothing was held back, on fresh augmented views of the
+// training crops.
+func calibrate(m *Model, train, val []item, seed uint64) float64 {
+	type obs struct {
+		logits []float32
+		class  int
+	}
+	var set []obs
+	src, views := val, 4
+	if len(val) == 0 {
+		src, views = train, 2
+	}
+	r := rand.New(rand.NewPCG(seed, 0x63616c))
+	w := m.net.newWork()
+	a := m.arch
+	for _, it := range src {
+		for k := 0; k < views; k++ {
+			if k == 0 {
+				it.c.sample(centreView(it.c, a.Size, m.view), a.Size, a.Channels, w.in)
+			} else {
+				augment(it.c, a.Size, a.Channels, m.view, 180, 1.15, r, w.in)
+			}
+			standardize(w.in)
+			set = append(set, obs{slices.Clone(m.net.forward(m.params, w)), it.class})
+		}
+	}
+	if len(set) == 0 {
+		return 1
+	}
+	nll := func(beta float64) float64 {
+		var s float64
+		for _, o := range set {
+			mx := math.Inf(-1)
+			for _, v := range o.logits {
+				mx = max(mx, beta*float64(v))
+			}
+			var z float64
+			for _, v := range o.logits {
+				z += math.Exp(beta*float64(v) - mx)
+			}
+			s += mx + math.Log(z) - beta*float64(o.logits[o.class])
+		}
+		return s
+	}
+	// The NLL is convex in beta = 1/T: golden-section search.
+	lo, hi := 0.05, 10.0
+	g := (math.Sqrt(5) - 1) / 2
+	x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
+	f1, f2 := nll(x1), nll(x2)
+	for i := 0; i < 60; i++ {
+		if f1 < f2 {
+			hi, x2, f2 = x2, x1, f1
+			x1 = hi - g*(hi-lo)
+			f1 = nll(x1)
+		} else {
+			lo, x1, f1 = x1, x2, f2
+			x2 = lo + g*(hi-lo)
+			f2 = nll(x2)
+		}
+	}
+	return 1 / ((lo + hi) / 2)
+}
+
+// stats measures per-kind accuracy on the training crops as given, on one
+// augmented view of each, and on the held-back crops.
+func stats(m *Model, train, val []item, seed uint64) Stats {
+	st := Stats{Temperature: m.temp}
+	kinds := map[string]*KindStats{}
+	get := func(die string) *KindStats {
+		k := kinds[die]
+		if k == nil {
+			k = &KindStats{Die: die}
+			kinds[die] = k
+		}
+		return k
+	}
+	w := m.net.newWork()
+	a := m.arch
+	r := rand.New(rand.NewPCG(seed, 0x737461))
+	predict := func(it item, aug bool) (int, float32) {
+		if aug {
+			augment(it.c, a.Size, a.Channels, m.view, 180, 1.15, r, w.in)
+		} else {
+			it.c.sample(centreView(it.c, a.Size, m.view), a.Size, a.Channels, w.in)
+		}
+		standardize(w.in)
+		softmax(m.net.forward(m.params, w), float32(m.temp), w.probs)
+		best := 0
+		for i, p := range w.probs {
+			if p > w.probs[best] {
+				best = i
+			}
+		}
+		return best, w.probs[best]
+	}
+	type acc struct{ right, aug, n, vRight, vAns, vN int }
+	counts := map[string]*acc{}
+	cnt := func(die string) *acc {
+		if counts[die] == nil {
+			counts[die] = &acc{}
+		}
+		return counts[die]
+	}
+	for _, it := range train {
+		if it.class == 0 {
+			st.Background++
+			continue
+		}
+		st.Samples++
+		c := cnt(m.classes[it.class].Die)
+		c.n++
+		if b, _ := predict(it, false); b == it.class {
+			c.right++
+		}
+		if b, _ := predict(it, true); b == it.class {
+			c.aug++
+		}
+	}
+	for _, it := range val {
+		if it.class == 0 {
+			continue
+		}
+		st.Validation++
+		c := cnt(m.classes[it.class].Die)
+		c.vN++
+		b, p := predict(it, false)
+		if b == it.class {
+			c.vRight++
+		}
+		if float64(p) >= DefaultMinConfidence {
+			c.vAns++
+		}
+	}
+	frac := func(a, b int) float64 {
+		if b == 0 {
+			return -1
+		}
+		return float64(a) / float64(b)
+	}
+	for _, die := range m.Kinds() {
+		c := cnt(die)
+		k := get(die)
+		k.Train, k.TrainAcc, k.AugAcc = c.n, frac(c.right, c.n), frac(c.aug, c.n)
+		k.Validation, k.ValAcc, k.ValAnswered = c.vN, frac(c.vRight, c.vN), frac(c.vAns, c.vN)
+		st.Kinds = append(st.Kinds, *k)
+	}
+	return st
+}
