@@ -398,6 +398,20 @@ func (s *Store) Ack(n uint64) *Entry {
 	return e
 }
 
+// Delivered reports whether the broker acknowledged e.
+func (s *Store) Delivered(e *Entry) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return e.acked
+}
+
+// Mark is a ticket for everything appended so far.
+func (s *Store) Mark() Ticket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Ticket(s.written)
+}
+
 // Durable reports whether e is safely on disk.
 func (s *Store) Durable(e *Entry) bool {
 	s.mu.Lock()

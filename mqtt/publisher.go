@@ -1,0 +1,320 @@
+package mqtt
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
+
+	"github.com/towerd/towerd/mqtt/outbox"
+)
+
+// trackStore is paho's in-memory message store (ordered, so resends after a
+// reconnect keep their order) that also knows which outbox entry each QoS 1
+// publish carries. paho deletes a stored publish when its PUBACK arrives,
+// which is the moment the entry is delivered. (A publish token is no proof:
+// paho completes the original token without error when it resends the
+// packet after a reconnect.)
+type trackStore struct {
+	inner *paho.OrderedMemoryStore
+	onAck func(n uint64)
+
+	mu     sync.Mutex
+	expect uint64            // entry of the publish being stored next
+	bound  map[string]uint64 // stored key ("o.<packet id>") → entry
+}
+
+var _ paho.Store = (*trackStore)(nil)
+
+func newTrackStore(onAck func(uint64)) *trackStore {
+	return &trackStore{inner: paho.NewOrderedMemoryStore(), onAck: onAck, bound: map[string]uint64{}}
+}
+
+func (s *trackStore) Open() { s.inner.Open() }
+
+func (s *trackStore) Put(key string, m packets.ControlPacket) {
+	s.mu.Lock()
+	if _, ok := m.(*packets.PublishPacket); ok && s.expect != 0 && strings.HasPrefix(key, "o.") {
+		s.bound[key] = s.expect
+		s.expect = 0
+	}
+	s.mu.Unlock()
+	s.inner.Put(key, m)
+}
+
+func (s *trackStore) Get(key string) packets.ControlPacket { return s.inner.Get(key) }
+func (s *trackStore) All() []string                        { return s.inner.All() }
+func (s *trackStore) Close()                               { s.inner.Close() }
+
+func (s *trackStore) Del(key string) {
+	s.inner.Del(key)
+	s.mu.Lock()
+	n, ok := s.bound[key]
+	delete(s.bound, key)
+	s.mu.Unlock()
+	if ok {
+		s.onAck(n)
+	}
+}
+
+func (s *trackStore) Reset() {
+	s.inner.Reset()
+	s.mu.Lock()
+	clear(s.bound)
+	s.mu.Unlock()
+}
+
+func (s *trackStore) setExpect(n uint64) {
+	s.mu.Lock()
+	s.expect = n
+	s.mu.Unlock()
+}
+
+type message struct {
+	topic   string
+	qos     byte
+	retain  bool
+	payload []byte
+}
+
+const (
+	maxPlain  = 1024 // unjournaled QoS 1 messages waiting (bad_request, busy...)
+	maxEvents = 64
+)
+
+// publisher owns every paho Publish: one goroutine publishes outbox entries
+// in order, then everything else, so the roll loop never waits for the
+// network and results reach the broker in sequence order.
+type publisher struct {
+	c     *Client
+	pubMu sync.Mutex // one Publish at a time, so trackStore binds the right entry
+
+	mu         sync.Mutex
+	wake       chan struct{}
+	stopped    chan struct{}
+	tracked    []*outbox.Entry
+	plainQ     []message
+	events     []message
+	state      []byte // newest state, re-sent on every connect
+	stateDirty bool
+	onConnect  bool
+	present    bool // session present at the last connect
+	onlineWork bool
+	discWork   bool
+	discovery  []message
+}
+
+func newPublisher(c *Client) *publisher {
+	p := &publisher{c: c, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	if c.cfg.HomeAssistant.Enabled {
+		p.discovery = discoveryMessages(c.cfg)
+	}
+	return p
+}
+
+func (p *publisher) start() { go p.loop() }
+
+// wait returns once the loop has stopped (after Client.done is closed).
+func (p *publisher) wait() { <-p.stopped }
+
+func (p *publisher) kick() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// send queues an outbox entry; it stays in the outbox until acknowledged.
+func (p *publisher) send(e *outbox.Entry) {
+	p.mu.Lock()
+	p.tracked = append(p.tracked, e)
+	p.mu.Unlock()
+	p.kick()
+}
+
+// again queues an answer already delivered once (a redelivered request, a
+// retained result to restore). Retained only when it is the newest result.
+func (p *publisher) again(e *outbox.Entry) {
+	topic, retain := p.c.t.error, false
+	if e.Kind == outbox.Result {
+		topic, retain = p.c.t.result, p.c.store.Last() == e
+	}
+	p.plain(topic, 1, retain, e.Payload)
+}
+
+func (p *publisher) plain(topic string, qos byte, retain bool, payload []byte) {
+	p.mu.Lock()
+	if len(p.plainQ) >= maxPlain {
+		p.c.log.Warn("mqtt: too many messages waiting for the broker; dropping the oldest", "topic", p.plainQ[0].topic)
+		p.plainQ = p.plainQ[1:]
+	}
+	p.plainQ = append(p.plainQ, message{topic, qos, retain, payload})
+	p.mu.Unlock()
+	p.kick()
+}
+
+func (p *publisher) setState(b []byte) {
+	p.mu.Lock()
+	p.state, p.stateDirty = b, true
+	p.mu.Unlock()
+	p.kick()
+}
+
+func (p *publisher) event(b []byte) {
+	p.mu.Lock()
+	if len(p.events) >= maxEvents {
+		p.events = p.events[1:]
+	}
+	p.events = append(p.events, message{p.c.t.event, 0, false, b})
+	p.mu.Unlock()
+	p.kick()
+}
+
+// connected is paho's OnConnect: renew subscriptions and announce.
+func (p *publisher) connected(sessionPresent bool) {
+	p.mu.Lock()
+	p.onConnect, p.present = true, sessionPresent
+	p.mu.Unlock()
+	p.kick()
+}
+
+func (p *publisher) online() {
+	p.mu.Lock()
+	p.onlineWork = true
+	p.mu.Unlock()
+	p.kick()
+}
+
+func (p *publisher) discoveryNow() {
+	p.mu.Lock()
+	p.discWork = p.discovery != nil
+	p.mu.Unlock()
+	p.kick()
+}
+
+// publish is the only place paho's Publish is called. With n != 0 the
+// packet carries outbox entry n.
+func (p *publisher) publish(topic string, qos byte, retain bool, payload []byte, n uint64) paho.Token {
+	p.pubMu.Lock()
+	defer p.pubMu.Unlock()
+	if n != 0 {
+		p.c.track.setExpect(n)
+		defer p.c.track.setExpect(0)
+	}
+	return p.c.pc.Publish(topic, qos, retain, payload)
+}
+
+func (p *publisher) loop() {
+	defer close(p.stopped)
+	for {
+		select {
+		case <-p.wake:
+		case <-p.c.done:
+			return
+		}
+		for p.round() {
+		}
+	}
+}
+
+// round publishes what is waiting; false when there was nothing.
+func (p *publisher) round() bool {
+	p.mu.Lock()
+	connect, present, online, disc := p.onConnect, p.present, p.onlineWork, p.discWork
+	tracked, plain, events := p.tracked, p.plainQ, p.events
+	var state []byte
+	if p.stateDirty || connect {
+		state = p.state
+	}
+	p.onConnect, p.onlineWork, p.discWork, p.stateDirty = false, false, false, false
+	p.tracked, p.plainQ, p.events = nil, nil, nil
+	p.mu.Unlock()
+	if !connect && !online && !disc && len(tracked)+len(plain)+len(events) == 0 && state == nil {
+		return false
+	}
+	c := p.c
+	if connect {
+		c.log.Debug("mqtt: connected", "broker", c.cfg.Broker, "session_present", present)
+		if !p.subscribe() {
+			online = false
+		} else {
+			online = true
+			if !present {
+				// A broker without our session lost its retained messages
+				// too (restarted without persistence, or first contact):
+				// restore discovery and the last result.
+				disc = p.discovery != nil
+				if last := c.store.Last(); last != nil && c.store.Durable(last) && c.store.Delivered(last) {
+					plain = append(plain, message{c.t.result, 1, true, last.Payload})
+				}
+			}
+		}
+	}
+	if online && !p.closing() {
+		p.publish(c.t.status, 1, true, []byte("online"), 0)
+	}
+	c.log.Debug("DBG round", "disc", disc, "online", online, "tracked", len(tracked), "plain", len(plain))
+	if disc {
+		for _, m := range p.discovery {
+			p.publish(m.topic, m.qos, m.retain, m.payload, 0)
+		}
+	}
+	last := c.store.Last()
+	for _, e := range tracked {
+		topic, retain := c.t.error, false
+		if e.Kind == outbox.Result {
+			topic, retain = c.t.result, e == last
+		}
+		p.publish(topic, 1, retain, e.Payload, e.N)
+	}
+	for _, m := range plain {
+		p.publish(m.topic, m.qos, m.retain, m.payload, 0)
+	}
+	if state != nil {
+		p.publish(c.t.state, 1, true, state, 0)
+	}
+	for _, m := range events {
+		p.publish(m.topic, m.qos, m.retain, m.payload, 0)
+	}
+	return true
+}
+
+func (p *publisher) closing() bool {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	return p.c.closing
+}
+
+// subscribe renews the subscriptions (the broker may have lost the session);
+// only then is the tower announced online, ready for requests.
+func (p *publisher) subscribe() bool {
+	c := p.c
+	filters := map[string]byte{c.t.roll: 1, c.t.status: 1}
+	if c.cfg.HomeAssistant.Enabled {
+		filters[c.t.haStatus] = 1
+	}
+	tok := c.pc.SubscribeMultiple(filters, nil)
+	select {
+	case <-tok.Done():
+	case <-time.After(30 * time.Second):
+		c.log.Warn("mqtt: no answer to subscribe; waiting for the next connection")
+		return false
+	case <-c.done:
+		return false
+	}
+	if err := tok.Error(); err != nil {
+		c.log.Warn("mqtt: subscribe", "err", err)
+		return false
+	}
+	if st, ok := tok.(*paho.SubscribeToken); ok {
+		for topic, q := range st.Result() {
+			if q == 0x80 {
+				c.log.Error("mqtt: the broker refused a subscription (check its access rules)", "topic", topic)
+				return false
+			}
+		}
+	}
+	return true
+}
