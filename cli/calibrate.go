@@ -84,7 +84,11 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(out, "frame:   %dx%d\n", cal.Width, cal.Height)
 	t := cal.Tray
 	fmt.Fprintf(out, "tray:    %dx%d at (%d,%d), %.0f%% of the frame\n", t.Dx(), t.Dy(), t.Min.X, t.Min.Y, 100*float64(t.Dx()*t.Dy())/float64(cal.Width*cal.Height))
-	fmt.Fprintf(out, "focus:   %.0f (variance of Laplacian at the tray edge; want ≥ %.0f)\n", cal.Focus, camera.MinFocus)
+	if cal.EdgeWidth > 0 {
+		fmt.Fprintf(out, "focus:   the tray's edge rises over %.1f px at 640 px wide (want ≤ %.1f)\n", cal.EdgeWidth, camera.MaxEdgeWidth)
+	} else {
+		fmt.Fprintf(out, "focus:   not judged (no clear tray edge)\n")
+	}
 	fmt.Fprintf(out, "light:   mean grey %.0f, %.2f%% clipped\n", cal.Mean, cal.Clipped*100)
 	if l := cal.Locked; l != nil {
 		fmt.Fprintf(out, "locked:  exposure %s, gain %s, white balance %s, focus %s\n", opt(l.Exposure), opt(l.Gain), opt(l.WBTemperature), opt(l.Focus))

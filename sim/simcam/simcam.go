@@ -72,7 +72,8 @@ type Faults struct {
 	// hardware error ("nothing moved after the tumble").
 	Frozen bool
 	// Creep: the first die keeps creeping two pixels per frame for this
-	// many frames after the others have stopped.
+	// many frames after the others have stopped (from the tray's centre
+	// side toward its rest).
 	Creep int
 	// Bounce: the first die stops for this many frames mid-tumble, then
 	// moves on (a die that rests a moment on an edge).
@@ -93,7 +94,8 @@ type Camera struct {
 	period  time.Duration
 	clk     clock.Clock
 	rng     *rand.Rand
-	base    render.Scene // the empty tray, noise-free
+	base    render.Scene        // the empty tray, noise-free
+	drop    [2]*render.Backdrop // base drawn once, lit and dark
 	body    map[rules.Die][2]color.NRGBA
 	pips    bool
 	faults  Faults
@@ -106,6 +108,7 @@ type Camera struct {
 	still   *image.RGBA // the clean frame of the scene at rest
 	stillOf stillKey
 	last    bool // the last frame showed the dice at rest
+	restRun int  // frames in a row, up to the last, showing them at rest
 	closed  bool
 }
 
@@ -202,6 +205,7 @@ func (c *Camera) Roll(kinds []rules.Die) error {
 		return err
 	}
 	c.roll = r
+	c.last, c.restRun = false, 0
 	return nil
 }
 
@@ -248,13 +252,21 @@ func (c *Camera) Faces() []int {
 }
 
 // AtRest reports whether the last frame captured showed the dice at rest:
-// every die on its final face, within half a pixel and a hundredth of a
-// radian of where it stops (the last moments of a slowing die are below
-// what any camera sees). True for an empty tray.
+// every die on its final face and no point of it more than RestTolerance
+// from where it stops. True for an empty tray.
 func (c *Camera) AtRest() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.last
+}
+
+// RestFrames is how many frames in a row, up to the last one captured,
+// showed the dice at rest (see AtRest): how long a settle wait took to
+// notice.
+func (c *Camera) RestFrames() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.restRun
 }
 
 // RestScene is the scene of the current roll at rest (the empty tray
@@ -319,6 +331,11 @@ func (c *Camera) Capture(ctx context.Context) (camera.Frame, error) {
 		}
 	}
 	c.seq++
+	if c.last {
+		c.restRun++
+	} else {
+		c.restRun = 0
+	}
 	fr := camera.Frame{Image: img, Time: c.clk.Now(), Seq: c.seq}
 	if c.cfg.Advance != nil {
 		c.cfg.Advance(c.period)
@@ -336,39 +353,56 @@ func (c *Camera) draw() (*image.RGBA, error) {
 		r.frame++
 	}
 	noiseSeed := c.cfg.Seed ^ c.seq*0x9e3779b97f4a7c15 ^ 0x7e57
+	bd, err := c.backdrop(dark)
+	if err != nil {
+		return nil, err
+	}
+	img := image.NewRGBA(image.Rect(0, 0, c.cfg.Width, c.cfg.Height))
 	if r == nil || t >= r.end {
+		// At rest: the clean frame is drawn once, each frame re-noised.
 		c.last = true
 		key := stillKey{r: r, dark: dark, set: true}
 		if c.stillOf != key {
-			s := c.base
+			var dice []render.Die
 			if r != nil {
-				s.Dice = r.final
+				dice = r.final
 			}
-			if dark {
-				s.Light.Brightness = darkBrightness
-			}
-			img, _, err := render.Render(s)
-			if err != nil {
+			still := image.NewRGBA(img.Rect)
+			if _, err := bd.RenderInto(still, dice, 0, 0); err != nil {
 				return nil, fmt.Errorf("simcam: %w", err)
 			}
-			c.still, c.stillOf = img, key
+			c.still, c.stillOf = still, key
 		}
-		img := cloneRGBA(c.still)
+		copy(img.Pix, c.still.Pix)
 		render.AddNoise(img, c.cfg.Noise, noiseSeed)
 		return img, nil
 	}
-	s := c.base
-	s.Dice = r.at(t)
-	c.last = r.nearRest(s.Dice)
-	if dark {
-		s.Light.Brightness = darkBrightness
-	}
-	img, _, err := render.Render(s)
-	if err != nil {
+	dice := r.at(t)
+	c.last = r.nearRest(dice)
+	if _, err := bd.RenderInto(img, dice, c.cfg.Noise, noiseSeed); err != nil {
 		return nil, fmt.Errorf("simcam: %w", err)
 	}
-	render.AddNoise(img, c.cfg.Noise, noiseSeed)
 	return img, nil
+}
+
+// backdrop is the empty tray, lit or dark, drawn on first use.
+func (c *Camera) backdrop(dark bool) (*render.Backdrop, error) {
+	i := 0
+	if dark {
+		i = 1
+	}
+	if c.drop[i] == nil {
+		s := c.base
+		if dark {
+			s.Light.Brightness = darkBrightness
+		}
+		bd, err := render.NewBackdrop(s)
+		if err != nil {
+			return nil, fmt.Errorf("simcam: %w", err)
+		}
+		c.drop[i] = bd
+	}
+	return c.drop[i], nil
 }
 
 // darkBrightness is the tray with its light off: a little daylight.
@@ -436,7 +470,11 @@ func (c *Camera) plan(kinds []rules.Die, faces []int) (*roll, error) {
 		d.X = float64(tray.Max.X) + math.Min(float64(c.cfg.Width-tray.Max.X)-1, d.Size/4)
 	}
 	r.final = placed
-	_, truth, err := render.Render(render.Scene{Width: c.cfg.Width, Height: c.cfg.Height, Tray: tray, Dice: placed})
+	bd, err := c.backdrop(false)
+	if err != nil {
+		return nil, err
+	}
+	truth, err := bd.RenderInto(image.NewRGBA(image.Rect(0, 0, c.cfg.Width, c.cfg.Height)), placed, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("simcam: %w", err)
 	}
@@ -465,8 +503,11 @@ func (c *Camera) plan(kinds []rules.Die, faces []int) (*roll, error) {
 		}
 	}
 	if len(placed) > 0 && f.Creep > 0 {
+		// The creep comes from the tray's centre side, so the die stays
+		// on the felt while it creeps.
 		r.creep = f.Creep
-		a := rng.Float64() * 2 * math.Pi
+		cx, cy := float64(tray.Min.X+tray.Max.X)/2, float64(tray.Min.Y+tray.Max.Y)/2
+		a := math.Atan2(cy-placed[0].Y, cx-placed[0].X) + (rng.Float64()-0.5)*math.Pi/2
 		r.cdir = [2]float64{math.Cos(a), math.Sin(a)}
 		r.end += f.Creep
 	}
@@ -487,23 +528,53 @@ func touchingSpot(rng *rand.Rand, tray image.Rectangle, a render.Die, rad float6
 	return a.X + dist, a.Y
 }
 
-// nearRest reports whether the dice drawn are all down and within half a
-// pixel of their rest.
+// RestTolerance is how far (pixels, at any point of its outline) a die may
+// be from where it stops and still count as at rest: sub-pixel remains of
+// a slowing die are below what any camera sees, and a reader reads the
+// same face.
+const RestTolerance = 0.5
+
+// nearRest reports whether the dice drawn are all down, on their final
+// face and within RestTolerance of their rest.
 func (r *roll) nearRest(ds []render.Die) bool {
 	if len(ds) != len(r.final) {
 		return false
 	}
 	for i, d := range ds {
 		f := r.final[i]
-		if d.Face != f.Face || d.Cocked != f.Cocked || math.Hypot(d.X-f.X, d.Y-f.Y) > 0.5 ||
-			math.Abs(d.Angle-f.Angle) > 0.01 || math.Abs(d.Tilt-f.Tilt) > 0.01 {
+		if d.Face != f.Face || d.Cocked != f.Cocked || displacement(d, f) > RestTolerance {
 			return false
 		}
 	}
 	return true
 }
 
+// displacement bounds how far any point of die a's outline is from die
+// b's: the centre's move, the rim's move from turning, and the up face's
+// move from a change of lean (it shifts by about 0.55·r·sin(tilt) toward
+// the lean and is foreshortened by cos(tilt)).
+func displacement(a, b render.Die) float64 {
+	rad := math.Max(a.Size, b.Size) / 2
+	lean := func(d render.Die) (float64, float64) {
+		s, c := math.Sincos(d.TiltDir)
+		k := 0.55 * rad * math.Sin(d.Tilt)
+		return k * c, k * s
+	}
+	ax, ay := lean(a)
+	bx, by := lean(b)
+	return math.Hypot(a.X-b.X, a.Y-b.Y) +
+		rad*math.Abs(a.Angle-b.Angle) +
+		math.Hypot(ax-bx, ay-by) +
+		rad*math.Abs(math.Cos(a.Tilt)-math.Cos(b.Tilt))
+}
+
 // at returns the dice visible in frame t of the tumble.
+//
+// A die slows at a constant rate (sliding and rolling friction on felt):
+// its remaining travel, turn and lean shrink as (1−u)², so its speed falls
+// linearly to zero and it stops within a frame or two of dropping below a
+// pixel per frame, as real dice do, instead of crawling on at sub-pixel
+// speed.
 func (r *roll) at(t int) []render.Die {
 	var out []render.Die
 	for i, fin := range r.final {
@@ -524,15 +595,22 @@ func (r *roll) at(t int) []render.Die {
 			}
 			dur -= r.bounce
 		}
+		// Where the tumble ends: the rest, or for a creeping die the
+		// start of its creep.
+		tx, ty := fin.X, fin.Y
+		if i == 0 && r.creep > 0 {
+			tx += 2 * r.cdir[0] * float64(r.creep)
+			ty += 2 * r.cdir[1] * float64(r.creep)
+		}
 		u := math.Min(1, float64(tt)/float64(dur))
-		k := math.Pow(1-u, 3)
-		d.X = fin.X + (r.start[i][0]-fin.X)*k + r.wobble[i]*(1-u)*(1-u)*math.Sin(3*math.Pi*u)
-		d.Y = fin.Y + (r.start[i][1]-fin.Y)*k
-		d.Angle = fin.Angle + r.spin[i]*(1-u)*(1-u)
+		e := (1 - u) * (1 - u)
+		d.X = tx + (r.start[i][0]-tx)*e + r.wobble[i]*e*math.Sin(3*math.Pi*u)
+		d.Y = ty + (r.start[i][1]-ty)*e
+		d.Angle = fin.Angle + r.spin[i]*e
 		if u < 1 {
 			d.Cocked = false
-			d.Tilt = fin.Tilt + 0.35*(1-u)
-			d.TiltDir = fin.TiltDir + 5*(1-u)
+			d.Tilt = fin.Tilt + 0.35*e
+			d.TiltDir = fin.TiltDir + 5*e
 			if u < 0.7 {
 				// Tumbling: a different face every couple of frames.
 				fs := render.Faces(fin.Kind)
@@ -540,15 +618,8 @@ func (r *roll) at(t int) []render.Die {
 			}
 		}
 		if i == 0 && r.creep > 0 && u >= 1 {
-			// Creep to rest a pixel per frame after the others stopped.
-			end := r.end
-			left := float64(end - t)
-			if left > float64(r.creep) {
-				left = float64(r.creep)
-			}
-			if left < 0 {
-				left = 0
-			}
+			// Creep to rest two pixels per frame once the others stopped.
+			left := math.Max(0, math.Min(float64(r.end-t), float64(r.creep)))
 			d.X = fin.X + 2*r.cdir[0]*left
 			d.Y = fin.Y + 2*r.cdir[1]*left
 		}

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"golang.org/x/image/font"
@@ -26,15 +27,27 @@ const (
 	AnnotatedFile   = "calibration.png"
 )
 
-// Checks applied to the empty tray. Focus is the variance of the
-// Laplacian around the tray's edge (where there is structure to be sharp):
-// rendered trays measure ~150–400 in focus and < 30 blurred by 3 px.
+// Checks applied to the empty tray.
+//
+// Focus is judged by how many pixels the tray's edge (where the felt meets
+// the wall: the one sharp structure an empty tray has) takes to rise,
+// measured on the picture scaled to about 640 pixels wide so the figure
+// does not depend on the camera's resolution. It does not depend on the
+// edge's contrast either (a dark tray in a dark tower is as sharp as a
+// green one in white walls), unlike the variance of the Laplacian, which
+// ranged over 150–4900 on sharp rendered trays and overlapped blurred
+// ones. Sharp edges rise in 1–2.5 px (a Gaussian blur of sd σ measures
+// about 2.5σ); a numeral's strokes are 3–4 px wide at 640x480, so an edge
+// wider than MaxEdgeWidth blurs them into the face.
 const (
-	MinFocus     = 60.0
-	MinMean      = 25.0 // mean grey of the whole frame: below, the light is off
-	MaxClipped   = 0.02 // share of tray pixels at 250+
-	MinTrayShare = 0.2  // the tray must fill at least this share of the frame
-	calFrames    = 5    // frames averaged into the background
+	MaxEdgeWidth = 3.5
+	// MinEdgeContrast (grey levels) is the least rise of an edge
+	// profile that is measured: fainter ones are mostly noise.
+	MinEdgeContrast = 12.0
+	MinMean         = 25.0 // mean grey of the whole frame: below, the light is off
+	MaxClipped      = 0.02 // share of tray pixels at 250+
+	MinTrayShare    = 0.2  // the tray must fill at least this share of the frame
+	calFrames       = 5    // frames averaged into the background
 )
 
 // Calibration is what the empty tray looked like.
@@ -46,8 +59,10 @@ type Calibration struct {
 	Tray image.Rectangle `json:"-"`
 	// TrayBox is Tray as [x, y, w, h] for the JSON file.
 	TrayBox [4]int `json:"tray"`
-	// Focus is the variance of the Laplacian around the tray's edge.
-	Focus float64 `json:"focus"`
+	// EdgeWidth is how many pixels (at ~640 px wide) the tray's edge
+	// takes to rise: ~1 in focus, more the blurrier; 0 when the edge was
+	// too faint to measure.
+	EdgeWidth float64 `json:"edge_width"`
 	// Mean is the mean grey level of the tray (0–255); Clipped the share
 	// of tray pixels at 250 or more.
 	Mean    float64 `json:"mean"`
@@ -95,9 +110,7 @@ func Calibrate(ctx context.Context, src Source, lock bool, now time.Time) (*Cali
 		} else if f.Image.Rect != bounds {
 			return nil, nil, fmt.Errorf("camera: calibrate: frame size changed from %v to %v: %w", bounds, f.Image.Rect, ErrHardware)
 		}
-		for j, v := range f.Image.Pix {
-			sum[j] += uint32(v)
-		}
+		accumulate(sum, f.Image.Pix)
 	}
 	bg := image.NewRGBA(bounds)
 	for j, v := range sum {
@@ -158,13 +171,22 @@ func analyse(cal *Calibration, bg *image.RGBA) {
 	if cal.Clipped > MaxClipped {
 		cal.Problems = append(cal.Problems, fmt.Sprintf("too bright: %.1f%% of the tray is clipped white (lower the exposure or the light)", cal.Clipped*100))
 	}
-	cal.Focus = edgeFocus(gray, w, h, tray.Sub(b.Min))
-	if frameMean >= MinMean && cal.Focus < MinFocus {
-		cal.Problems = append(cal.Problems, fmt.Sprintf("out of focus: sharpness %.0f (want ≥ %.0f; turn the lens or lock the focus)", cal.Focus, MinFocus))
+	if frameMean >= MinMean {
+		cal.EdgeWidth = edgeWidth(gray, w, h, tray.Sub(b.Min))
+		switch {
+		case cal.EdgeWidth == 0:
+			cal.Problems = append(cal.Problems, fmt.Sprintf("focus not judged: no edge of the tray rises by %.0f grey levels (badly out of focus, or a tray the colour of its walls)", MinEdgeContrast))
+		case cal.EdgeWidth > MaxEdgeWidth:
+			cal.Problems = append(cal.Problems, fmt.Sprintf("out of focus: the tray's edge is %.1f px wide (want ≤ %.1f; turn the lens or lock the focus)", cal.EdgeWidth, MaxEdgeWidth))
+		}
 	}
 }
 
 // grey returns (R+2G+B)/4 per pixel.
+//
+// norace: per-pixel kernel over a picture the caller owns (see Detector).
+//
+//go:norace
 func grey(img *image.RGBA) []uint8 {
 	b := img.Rect
 	out := make([]uint8, b.Dx()*b.Dy())
@@ -178,45 +200,135 @@ func grey(img *image.RGBA) []uint8 {
 	return out
 }
 
-// edgeFocus is the variance of the 4-neighbour Laplacian of a 2x
-// downscaled grey picture (sensor noise averaged out) in a band around
-// the tray's edge, where the felt meets the wall.
-func edgeFocus(gray []uint8, w, h int, tray image.Rectangle) float64 {
-	w2, h2 := w/2, h/2
-	small := make([]float64, w2*h2)
-	for y := 0; y < h2; y++ {
-		for x := 0; x < w2; x++ {
-			i := 2*y*w + 2*x
-			small[y*w2+x] = (float64(gray[i]) + float64(gray[i+1]) + float64(gray[i+w]) + float64(gray[i+w+1])) / 4
-		}
+// accumulate adds pix into sum.
+//
+//go:norace
+func accumulate(sum []uint32, pix []uint8) {
+	sum = sum[:len(pix)]
+	for j, v := range pix {
+		sum[j] += uint32(v)
 	}
-	t := image.Rect(tray.Min.X/2, tray.Min.Y/2, tray.Max.X/2, tray.Max.Y/2)
-	const band = 6
-	outer, inner := t.Inset(-band), t.Inset(band)
-	var sum, sum2 float64
-	n := 0
-	for y := 1; y < h2-1; y++ {
-		for x := 1; x < w2-1; x++ {
-			p := image.Pt(x, y)
-			if !p.In(outer) || p.In(inner) {
-				continue
-			}
-			i := y*w2 + x
-			l := small[i-1] + small[i+1] + small[i-w2] + small[i+w2] - 4*small[i]
-			sum += l
-			sum2 += l * l
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	m := sum / float64(n)
-	return sum2/float64(n) - m*m
 }
 
-// findTray grows the region of felt-like colour from the centre of a 4x
-// downscaled picture and returns its bounding box in frame pixels.
+// Edge profiles: each is the mean of edgeGroup rows (or columns) across
+// the tray's side (noise averages out), edgeReach px either side of where
+// the tray was found.
+const (
+	edgeGroup = 8
+	edgeReach = 12
+)
+
+// edgeWidth is the median over the tray's sides of how many pixels the
+// edge takes to rise (see riseWidth), on the grey picture scaled down to
+// about 640 px wide. 0 means no profile rose by MinEdgeContrast.
+func edgeWidth(gray []uint8, w, h int, tray image.Rectangle) float64 {
+	n := max(1, (w+320)/640)
+	if n > 1 {
+		gray, w, h = shrink(gray, w, h, n)
+		tray = image.Rect(tray.Min.X/n, tray.Min.Y/n, tray.Max.X/n, tray.Max.Y/n)
+	}
+	at := func(x, y int) float64 { return float64(gray[y*w+x]) }
+	var widths []float64
+	prof := make([]float64, 2*edgeReach+1)
+	// measure averages edgeGroup lines of the profile across one side:
+	// pixel k of the profile is at(line(j, k)) for the j-th line.
+	measure := func(line func(j, k int) (int, int), lines int) {
+		for j0 := 0; j0+edgeGroup <= lines; j0 += edgeGroup {
+			clear(prof)
+			for j := j0; j < j0+edgeGroup; j++ {
+				for k := range prof {
+					prof[k] += at(line(j, k))
+				}
+			}
+			for k := range prof {
+				prof[k] /= edgeGroup
+			}
+			if v, ok := riseWidth(prof); ok {
+				widths = append(widths, v)
+			}
+		}
+	}
+	// The middle 80% of each side, clear of the corners; profiles that
+	// would leave the picture are skipped.
+	side := func(lo, hi int) (int, int) { d := (hi - lo) / 10; return lo + d, hi - d }
+	y0, y1 := side(tray.Min.Y, tray.Max.Y)
+	x0, x1 := side(tray.Min.X, tray.Max.X)
+	for _, c := range []int{tray.Min.X, tray.Max.X - 1} {
+		if c-edgeReach >= 0 && c+edgeReach < w && y1 > y0 {
+			measure(func(j, k int) (int, int) { return c - edgeReach + k, y0 + j }, y1-y0)
+		}
+	}
+	for _, r := range []int{tray.Min.Y, tray.Max.Y - 1} {
+		if r-edgeReach >= 0 && r+edgeReach < h && x1 > x0 {
+			measure(func(j, k int) (int, int) { return x0 + j, r - edgeReach + k }, x1-x0)
+		}
+	}
+	if len(widths) == 0 {
+		return 0
+	}
+	slices.Sort(widths)
+	return widths[len(widths)/2]
+}
+
+// riseWidth finds the steepest one-pixel step of p and the whole rise (or
+// fall) it is part of: the steps beside it going the same way at a tenth
+// of its steepness or more. It returns the rise divided by the steepest
+// step: 1 for a sharp edge, about the blur's width for a blurred one. ok
+// is false when the rise is below MinEdgeContrast.
+func riseWidth(p []float64) (float64, bool) {
+	at, peak := 0, 0.0
+	for x := 0; x+1 < len(p); x++ {
+		if d := math.Abs(p[x+1] - p[x]); d > peak {
+			at, peak = x, d
+		}
+	}
+	sign := 1.0
+	if p[at+1] < p[at] {
+		sign = -1
+	}
+	rise := peak
+	for x := at - 1; x >= 0 && sign*(p[x+1]-p[x]) > peak/10; x-- {
+		rise += sign * (p[x+1] - p[x])
+	}
+	for x := at + 1; x+1 < len(p) && sign*(p[x+1]-p[x]) > peak/10; x++ {
+		rise += sign * (p[x+1] - p[x])
+	}
+	if rise < MinEdgeContrast {
+		return 0, false
+	}
+	return rise / peak, true
+}
+
+// shrink averages n×n pixels.
+//
+//go:norace
+func shrink(gray []uint8, w, h, n int) ([]uint8, int, int) {
+	w2, h2 := w/n, h/n
+	out := make([]uint8, w2*h2)
+	for y := 0; y < h2; y++ {
+		for x := 0; x < w2; x++ {
+			s := 0
+			for dy := 0; dy < n; dy++ {
+				row := gray[(y*n+dy)*w+x*n:]
+				for dx := 0; dx < n; dx++ {
+					s += int(row[dx])
+				}
+			}
+			out[y*w2+x] = uint8((s + n*n/2) / (n * n))
+		}
+	}
+	return out, w2, h2
+}
+
+// findTray grows the region of felt from the centre of a 4x downscaled
+// picture and returns its bounding box in frame pixels.
+//
+// A cell joins the region when it differs little from its neighbour
+// already in it (the felt's brightness changes smoothly with the light;
+// the wall starts with a step) and, as a guard against leaking through a
+// gap in a faint edge, not too much from the centre's colour. A felt close
+// to the wall's colour (red felt in dark wood) is still told apart by the
+// step.
 func findTray(img *image.RGBA) (image.Rectangle, bool) {
 	const s = 4
 	b := img.Rect
@@ -224,25 +336,8 @@ func findTray(img *image.RGBA) (image.Rectangle, bool) {
 	if w < 8 || h < 8 {
 		return image.Rectangle{}, false
 	}
-	cells := make([][3]float64, w*h)
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			var c [3]float64
-			for k := 0; k < s; k++ {
-				row := img.Pix[img.PixOffset(b.Min.X+x*s, b.Min.Y+y*s+k):]
-				for j := 0; j < s; j++ {
-					c[0] += float64(row[4*j])
-					c[1] += float64(row[4*j+1])
-					c[2] += float64(row[4*j+2])
-				}
-			}
-			for i := range c {
-				c[i] /= s * s
-			}
-			cells[y*w+x] = c
-		}
-	}
-	// The seed colour: the median-ish centre (mean of the middle 5x5).
+	cells := cellMeans(img, s, w, h)
+	// The seed colour: the mean of the middle 5x5 cells.
 	var seed [3]float64
 	cnt := 0
 	for y := h/2 - 2; y <= h/2+2; y++ {
@@ -264,6 +359,10 @@ func findTray(img *image.RGBA) (image.Rectangle, bool) {
 		d := math.Sqrt((c[0]-seed[0])*(c[0]-seed[0]) + (c[1]-seed[1])*(c[1]-seed[1]) + (c[2]-seed[2])*(c[2]-seed[2]))
 		return d <= tol
 	}
+	stepTol := stepTolerance(cells, w, h)
+	step := func(a, b [3]float64) bool {
+		return math.Abs(a[0]-b[0]) <= stepTol && math.Abs(a[1]-b[1]) <= stepTol && math.Abs(a[2]-b[2]) <= stepTol
+	}
 	seen := make([]bool, w*h)
 	stack := []int{(h/2)*w + w/2}
 	seen[stack[0]] = true
@@ -282,21 +381,64 @@ func findTray(img *image.RGBA) (image.Rectangle, bool) {
 				continue
 			}
 			j := ny*w + nx
-			if !seen[j] && near(cells[j]) {
+			if !seen[j] && step(cells[i], cells[j]) && near(cells[j]) {
 				seen[j] = true
 				stack = append(stack, j)
 			}
 		}
 	}
-	// A region that reaches every border is not a tray inside walls but
-	// the whole picture (lens cap, blank wall): still usable, so report it,
-	// but a region that is mostly holes is not felt.
+	// A region that is mostly holes is not felt.
 	area := (maxX - minX + 1) * (maxY - minY + 1)
 	if count < area/2 {
 		return image.Rectangle{}, false
 	}
 	r := image.Rect(minX*s, minY*s, (maxX+1)*s, (maxY+1)*s).Add(b.Min)
 	return r, true
+}
+
+// stepTolerance is how much (per colour channel) neighbouring felt cells
+// may differ: at least 6 grey levels, more for a felt whose texture or a
+// camera whose noise makes the middle of the tray differ more than that
+// (four times the 90th percentile of its steps).
+func stepTolerance(cells [][3]float64, w, h int) float64 {
+	var steps []float64
+	for y := h * 3 / 8; y < h*5/8; y++ {
+		for x := w * 3 / 8; x < w*5/8; x++ {
+			a, b := cells[y*w+x], cells[y*w+x+1]
+			steps = append(steps, max(math.Abs(a[0]-b[0]), math.Abs(a[1]-b[1]), math.Abs(a[2]-b[2])))
+		}
+	}
+	if len(steps) == 0 {
+		return 6
+	}
+	slices.Sort(steps)
+	return max(6, 4*steps[len(steps)*9/10])
+}
+
+// cellMeans averages s×s pixels into w×h cells of mean RGB.
+//
+//go:norace
+func cellMeans(img *image.RGBA, s, w, h int) [][3]float64 {
+	b := img.Rect
+	cells := make([][3]float64, w*h)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			var c [3]float64
+			for k := 0; k < s; k++ {
+				row := img.Pix[img.PixOffset(b.Min.X+x*s, b.Min.Y+y*s+k):]
+				for j := 0; j < s; j++ {
+					c[0] += float64(row[4*j])
+					c[1] += float64(row[4*j+1])
+					c[2] += float64(row[4*j+2])
+				}
+			}
+			for i := range c {
+				c[i] /= float64(s * s)
+			}
+			cells[y*w+x] = c
+		}
+	}
+	return cells
 }
 
 // Save writes the calibration, the background and an annotated picture
@@ -406,7 +548,7 @@ func Annotate(c *Calibration, bg *image.RGBA) *image.RGBA {
 	}
 	lines := []string{
 		fmt.Sprintf("tray %dx%d at %d,%d", t.Dx(), t.Dy(), t.Min.X, t.Min.Y),
-		fmt.Sprintf("focus %.0f  mean %.0f  clipped %.1f%%", c.Focus, c.Mean, c.Clipped*100),
+		fmt.Sprintf("edge %.1f px  mean %.0f  clipped %.1f%%", c.EdgeWidth, c.Mean, c.Clipped*100),
 	}
 	lines = append(lines, c.Problems...)
 	d := font.Drawer{Dst: out, Src: image.NewUniform(col), Face: basicfont.Face7x13}

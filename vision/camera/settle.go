@@ -10,15 +10,18 @@ import (
 )
 
 // Settle defaults, measured on rendered tumbling sequences (see
-// docs/camera.md and TestSettleMeasure): the still-frame difference of
-// sensor noise stays below ~1.3 grey levels per block, a die creeping
-// one pixel per frame gives ≥ 4.
+// docs/camera.md and TestSettleNoiseFloor): the block difference of two
+// still frames with 2.5 levels of sensor noise stays below ~1 grey level,
+// while a low-contrast die moving two pixels gives ≥ 3. A die rocking to
+// rest on an edge pauses for up to a few frames, so a still run must also
+// last MinStill before the dice count as at rest.
 const (
 	DefaultStillFrames   = 3
 	DefaultDiffThreshold = 2.0
+	DefaultMinStill      = 300 * time.Millisecond
 	DefaultSettleTimeout = 5 * time.Second
 	DefaultScale         = 4
-	DefaultBlock         = 8
+	DefaultBlock         = 4
 )
 
 // SettleConfig says when the dice in the tray count as at rest.
@@ -28,8 +31,15 @@ type SettleConfig struct {
 	StillFrames int
 	// DiffThreshold: a frame is still when no block of the downscaled grey
 	// tray changed by more than this mean absolute grey-level difference
-	// (0–255) since the previous frame; 0 means DefaultDiffThreshold.
+	// (0–255) since the previous frame, nor since the frame the still run
+	// started from (so a die creeping too slowly to show between two
+	// frames still breaks the run); 0 means DefaultDiffThreshold.
 	DiffThreshold float64
+	// MinStill is how long (by frame times) the still run must last as
+	// well: a die that balances on an edge for a moment and then falls
+	// over is not taken for at rest. 0 means DefaultMinStill, negative
+	// none.
+	MinStill time.Duration
 	// Timeout bounds the whole wait; 0 means DefaultSettleTimeout. On
 	// timeout the latest frames are still returned with ErrTimeout.
 	Timeout time.Duration
@@ -40,9 +50,9 @@ type SettleConfig struct {
 	// means the whole frame.
 	Region image.Rectangle
 	// Scale is the downscaling factor before differencing (0: 4) and Block
-	// the side of a difference block in downscaled pixels (0: 8): one die
-	// covers a few blocks, so a single moving die is not averaged away by
-	// a large still tray.
+	// the side of a difference block in downscaled pixels (0: 4): a block
+	// is smaller than a die, so a die's moving edge is not averaged away
+	// by the still felt around it.
 	Scale, Block int
 	// RequireMotion: the wait started with the tumble, so motion must be
 	// seen before stillness counts. No motion within MotionWait (0: the
@@ -60,6 +70,12 @@ func (c SettleConfig) withDefaults() SettleConfig {
 	}
 	if c.DiffThreshold <= 0 {
 		c.DiffThreshold = DefaultDiffThreshold
+	}
+	switch {
+	case c.MinStill == 0:
+		c.MinStill = DefaultMinStill
+	case c.MinStill < 0:
+		c.MinStill = 0
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultSettleTimeout
@@ -85,12 +101,13 @@ func (c SettleConfig) withDefaults() SettleConfig {
 // Settled is the outcome of a wait.
 type Settled struct {
 	// Frames are the last frames seen, oldest first: on success the last
-	// Keep frames of the still run (at most StillFrames+1 of them).
+	// Keep frames of the still run.
 	Frames []Frame
 	// Captured counts the frames looked at.
 	Captured int
 	// MotionSeen reports whether any frame changed by more than the
-	// threshold.
+	// threshold (from the frame before it or from the start of a still
+	// run).
 	MotionSeen bool
 	// Diffs is each frame's difference from the one before (the first
 	// frame has none): for logs and for tuning the threshold.
@@ -102,6 +119,10 @@ type Settled struct {
 // WaitSettled captures from src until the dice are still, the time limit
 // passes (ErrTimeout, with the latest frames) or the camera fails
 // (ErrHardware). A Capture blocked past the time limit is cancelled.
+//
+// The dice are at rest after a still run: at least StillFrames frames,
+// spanning at least MinStill, each within DiffThreshold of the frame
+// before it and of the frame the run started from.
 func WaitSettled(ctx context.Context, src Source, cfg SettleConfig) (Settled, error) {
 	cfg = cfg.withDefaults()
 	clk := cfg.Clock
@@ -134,7 +155,10 @@ func WaitSettled(ctx context.Context, src Source, cfg SettleConfig) (Settled, er
 		out.Elapsed = clk.Now().Sub(start)
 		return out
 	}
+	// still counts the frames of the current still run; anchorAt is the
+	// time of the frame it started from (the last one that moved).
 	still := 0
+	var anchorAt time.Time
 	for {
 		f, err := src.Capture(cctx)
 		if err != nil {
@@ -147,22 +171,40 @@ func WaitSettled(ctx context.Context, src Source, cfg SettleConfig) (Settled, er
 			return finish(), fmt.Errorf("camera: settle: %w", err)
 		}
 		out.Captured++
-		diff, ok := det.Add(f.Image)
-		switch {
-		case !ok:
-			still = 0
-		case diff > cfg.DiffThreshold:
-			out.MotionSeen = true
-			still = 0
-			ring = ring[:0]
-		case out.MotionSeen || !cfg.RequireMotion:
-			still++
+		at := f.Time
+		if at.IsZero() {
+			at = clk.Now()
 		}
+		diff, ok := det.Add(f.Image)
 		if ok {
 			out.Diffs = append(out.Diffs, diff)
 		}
+		moved := false
+		switch {
+		case !ok:
+			// First frame (or a new size): nothing to compare with yet.
+		case diff > cfg.DiffThreshold:
+			moved = true
+		default:
+			if drift, _ := det.Drift(); drift > cfg.DiffThreshold {
+				moved = true // creeping: small steps that add up
+			}
+		}
+		if moved {
+			out.MotionSeen = true
+		}
+		switch {
+		case !ok || moved || (cfg.RequireMotion && !out.MotionSeen):
+			// This frame starts a new candidate run.
+			still = 0
+			anchorAt = at
+			det.Mark()
+			ring = ring[:0]
+		default:
+			still++
+		}
 		push(f)
-		if still >= cfg.StillFrames {
+		if still >= cfg.StillFrames && at.Sub(anchorAt) >= cfg.MinStill {
 			return finish(), nil
 		}
 		now := clk.Now()
@@ -185,6 +227,8 @@ type Detector struct {
 	scale       int
 	block       int
 	prev, cur   []uint8
+	ref         []uint8 // the frame Mark kept, for Drift
+	hasRef      bool
 	w, h        int
 	frameBounds image.Rectangle
 	sums        []uint32
@@ -199,7 +243,10 @@ func NewDetector(cfg SettleConfig) *Detector {
 }
 
 // Reset forgets the previous frame.
-func (d *Detector) Reset() { d.frameBounds = image.Rectangle{} }
+func (d *Detector) Reset() {
+	d.frameBounds = image.Rectangle{}
+	d.hasRef = false
+}
 
 // Add takes the next frame and returns its difference from the previous
 // one; ok is false for the first frame (or after the frame size changed).
@@ -214,13 +261,32 @@ func (d *Detector) Add(img *image.RGBA) (diff float64, ok bool) {
 		return 0, false
 	}
 	d.downscale(img, d.cur)
-	diff = d.compare()
+	diff = d.compare(d.prev, d.cur)
 	d.prev, d.cur = d.cur, d.prev
 	return diff, true
 }
 
+// Mark keeps the last frame added as the reference for Drift.
+func (d *Detector) Mark() {
+	if d.frameBounds.Empty() {
+		return
+	}
+	copy(d.ref, d.prev)
+	d.hasRef = true
+}
+
+// Drift returns the last frame's difference (as Add's) from the frame
+// kept by Mark; ok is false when there is none (or the size changed).
+func (d *Detector) Drift() (diff float64, ok bool) {
+	if !d.hasRef {
+		return 0, false
+	}
+	return d.compare(d.ref, d.prev), true
+}
+
 func (d *Detector) setup(b image.Rectangle) {
 	d.frameBounds = b
+	d.hasRef = false
 	r := b
 	if !d.region.Empty() {
 		r = d.region.Intersect(b)
@@ -240,6 +306,7 @@ func (d *Detector) setup(b image.Rectangle) {
 	n := d.w * d.h
 	d.prev = make([]uint8, n)
 	d.cur = make([]uint8, n)
+	d.ref = make([]uint8, n)
 	d.sums = make([]uint32, d.w)
 	bw, bh := (d.w+d.block-1)/d.block, (d.h+d.block-1)/d.block
 	d.blockSums = make([]uint32, bw*bh)
@@ -252,6 +319,12 @@ func (d *Detector) setup(b image.Rectangle) {
 }
 
 // downscale writes the grey (R+2G+B)/4 mean of each Scale×Scale cell.
+//
+// The detector's kernels are exempt from the race detector (go:norace):
+// they read frames the caller owns, from one goroutine, and instrumented
+// they made settle tests 10x slower under -race.
+//
+//go:norace
 func (d *Detector) downscale(img *image.RGBA, out []uint8) {
 	s := d.scale
 	r := d.sampleRect
@@ -279,12 +352,15 @@ func (d *Detector) downscale(img *image.RGBA, out []uint8) {
 	}
 }
 
-func (d *Detector) compare() float64 {
+// compare returns the largest block mean absolute difference of p and q.
+//
+//go:norace
+func (d *Detector) compare(p, q []uint8) float64 {
 	clear(d.blockSums)
 	bw := (d.w + d.block - 1) / d.block
 	for y := 0; y < d.h; y++ {
-		a := d.prev[y*d.w : (y+1)*d.w]
-		b := d.cur[y*d.w : (y+1)*d.w]
+		a := p[y*d.w : (y+1)*d.w]
+		b := q[y*d.w : (y+1)*d.w]
 		bs := d.blockSums[(y/d.block)*bw:]
 		for x := range a {
 			v := int32(a[x]) - int32(b[x])
