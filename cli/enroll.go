@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/towerd/towerd/vision/numeral"
+)
+
+func init() {
+	Register(&Command{
+		Name:  "enroll",
+		Usage: "enroll --out M [--epochs N] [--seed S] [--rotation DEG] DATASET",
+		Summary: "Learn a dice set (kinds and faces, in its own font and colours) from labelled photos " +
+			"(labels.csv: file,die,face,x,y,w,h) and write the model that `read --model` and `eval --model` use.",
+		Run: runEnroll,
+	})
+}
+
+func runEnroll(ctx context.Context, env *Env, args []string) error {
+	c := commands["enroll"]
+	fs := NewFlagSet(env, c)
+	out := fs.String("out", "", "model file to write (required)")
+	epochs := fs.Int("epochs", 0, "training passes over the crops (default: chosen from the set's size)")
+	seed := fs.Uint64("seed", 1, "seed: the same photos and seed give the same model")
+	rotation := fs.Float64("rotation", 0, "largest training rotation in degrees either way (default 180, dice land at any angle; "+
+		"use e.g. 15 for a camera that sees dice from a fixed side)")
+	if err := ParseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || *out == "" {
+		fs.Usage()
+		return Exit(2, "")
+	}
+	start := time.Now()
+	samples, err := numeral.LoadDataset(fs.Arg(0), numeral.DatasetOptions{Seed: *seed})
+	if err != nil {
+		return Exit(2, "towerd enroll: "+err.Error())
+	}
+	env.Log.Info("enroll: crops loaded", "crops", len(samples), "took", time.Since(start).Round(time.Millisecond))
+	opts := numeral.TrainOptions{Epochs: *epochs, Seed: *seed, Rotation: *rotation, Context: ctx,
+		Progress: func(p numeral.Progress) {
+			if p.Epoch%10 == 0 || p.Epoch == p.Epochs {
+				env.Log.Info("enroll: training", "epoch", p.Epoch, "of", p.Epochs, "loss", p.Loss, "accuracy", p.Accuracy,
+					"elapsed", p.Elapsed.Round(time.Second))
+			}
+		}}
+	m, err := numeral.Train(samples, opts)
+	if err != nil {
+		return fmt.Errorf("towerd enroll: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := m.Save(*out); err != nil {
+		return fmt.Errorf("towerd enroll: %w", err)
+	}
+	st := m.Stats()
+	fmt.Fprintf(env.Stdout, "enrolled %s: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
+		*out, st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
+	for _, k := range st.Kinds {
+		fmt.Fprintf(env.Stdout, "  %-4s train %d acc %.3f, augmented %.3f, held back %d acc %.3f answered %.3f\n",
+			k.Die, k.Train, k.TrainAcc, k.AugAcc, k.Validation, k.ValAcc, k.ValAnswered)
+	}
+	return nil
+}

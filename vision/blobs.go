@@ -1,0 +1,202 @@
+package vision
+
+import (
+	"image"
+	"image/color"
+	"math"
+
+	"gocv.io/x/gocv"
+)
+
+// blob is a region that differs from the tray: a die, or something else.
+type blob struct {
+	box     image.Rectangle // photo pixels
+	outline []image.Point   // convex hull, photo pixels
+	area    float64         // photo pixels²
+	corners int             // vertices of the simplified hull
+	solid   float64         // area / hull area
+	aspect  float64         // long/short side of the min-area rectangle
+}
+
+// colourImg is a photo in YCrCb at the coarse scale blobs are found at.
+type colourImg struct {
+	mat   gocv.Mat // CV_8UC3
+	scale float64  // coarse pixels per photo pixel
+	off   image.Point
+}
+
+func (c *colourImg) close() { c.mat.Close() }
+
+// coarseSide is the longest side blobs are looked for at: dice are tens of
+// pixels across even there.
+const coarseSide = 400
+
+// newColour converts img to YCrCb at the coarse scale. The first step
+// halves the photo while converting (2x2 means), the second is OpenCV's
+// area resize.
+func newColour(img image.Image) (*colourImg, error) {
+	b := img.Bounds()
+	hw, hh := (b.Dx()+1)/2, (b.Dy()+1)/2
+	buf := make([]uint8, hw*hh*3)
+	sample := func(x, y int) (uint8, uint8, uint8) {
+		switch m := img.(type) {
+		case *image.YCbCr:
+			yi, ci := m.YOffset(x, y), m.COffset(x, y)
+			return m.Y[yi], m.Cr[ci], m.Cb[ci]
+		case *image.RGBA:
+			i := m.PixOffset(x, y)
+			yy, cb, cr := color.RGBToYCbCr(m.Pix[i], m.Pix[i+1], m.Pix[i+2])
+			return yy, cr, cb
+		default:
+			r, g, bb, _ := img.At(x, y).RGBA()
+			yy, cb, cr := color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(bb>>8))
+			return yy, cr, cb
+		}
+	}
+	for y := 0; y < hh; y++ {
+		for x := 0; x < hw; x++ {
+			var s [3]int
+			n := 0
+			for dy := 0; dy < 2; dy++ {
+				for dx := 0; dx < 2; dx++ {
+					px, py := b.Min.X+2*x+dx, b.Min.Y+2*y+dy
+					if px >= b.Max.X || py >= b.Max.Y {
+						continue
+					}
+					a, c, d := sample(px, py)
+					s[0] += int(a)
+					s[1] += int(c)
+					s[2] += int(d)
+					n++
+				}
+			}
+			i := 3 * (y*hw + x)
+			buf[i], buf[i+1], buf[i+2] = uint8(s[0]/n), uint8(s[1]/n), uint8(s[2]/n)
+		}
+	}
+	half, err := gocv.NewMatFromBytes(hh, hw, gocv.MatTypeCV8UC3, buf)
+	if err != nil {
+		return nil, err
+	}
+	defer half.Close()
+	c := &colourImg{mat: gocv.NewMat(), off: b.Min}
+	k := min(1, float64(coarseSide)/float64(max(hw, hh)))
+	nw, nh := max(1, int(float64(hw)*k+0.5)), max(1, int(float64(hh)*k+0.5))
+	if nw == hw && nh == hh {
+		half.CopyTo(&c.mat)
+	} else {
+		gocv.Resize(half, &c.mat, image.Pt(nw, nh), 0, 0, gocv.InterpolationArea)
+	}
+	c.scale = float64(nw) / float64(b.Dx())
+	return c, nil
+}
+
+// estimateBackground guesses the empty tray from the photo itself: a wide
+// median at a very coarse scale, where dice are small spots the median
+// ignores.
+func estimateBackground(c *colourImg) gocv.Mat {
+	w, h := c.mat.Cols(), c.mat.Rows()
+	tiny := gocv.NewMat()
+	defer tiny.Close()
+	tw, th := max(1, w/4), max(1, h/4)
+	gocv.Resize(c.mat, &tiny, image.Pt(tw, th), 0, 0, gocv.InterpolationArea)
+	med := gocv.NewMat()
+	defer med.Close()
+	k := max(tw, th)/4 | 1
+	gocv.MedianBlur(tiny, &med, max(k, 5))
+	bg := gocv.NewMat()
+	gocv.Resize(med, &bg, image.Pt(w, h), 0, 0, gocv.InterpolationLinear)
+	return bg
+}
+
+// blobThreshold is the colour difference (YCrCb, chroma weighted 1.5) from
+// which a pixel belongs to something on the tray.
+const blobThreshold = 34
+
+// findBlobs returns the regions of c that differ from bg (same size).
+func findBlobs(c *colourImg, bg gocv.Mat) []blob {
+	w, h := c.mat.Cols(), c.mat.Rows()
+	diff := gocv.NewMat()
+	defer diff.Close()
+	gocv.AbsDiff(c.mat, bg, &diff)
+	d, err := diff.DataPtrUint8()
+	if err != nil {
+		return nil
+	}
+	maskBuf := make([]uint8, w*h)
+	for i := range maskBuf {
+		v := max(float64(d[3*i]), 1.5*float64(d[3*i+1]), 1.5*float64(d[3*i+2]))
+		if v >= blobThreshold {
+			maskBuf[i] = 255
+		}
+	}
+	mask, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, maskBuf)
+	if err != nil {
+		return nil
+	}
+	defer mask.Close()
+	k := gocv.GetStructuringElement(gocv.MorphEllipse, image.Pt(3, 3))
+	defer k.Close()
+	gocv.MorphologyEx(mask, &mask, gocv.MorphOpen, k)
+	k5 := gocv.GetStructuringElement(gocv.MorphEllipse, image.Pt(5, 5))
+	defer k5.Close()
+	gocv.MorphologyEx(mask, &mask, gocv.MorphClose, k5)
+	cs := gocv.FindContours(mask, gocv.RetrievalExternal, gocv.ChainApproxSimple)
+	defer cs.Close()
+	side := float64(max(w, h))
+	minArea := math.Pow(side/45, 2)
+	maxArea := math.Pow(side/3, 2)
+	inv := 1 / c.scale
+	var out []blob
+	for i := 0; i < cs.Size(); i++ {
+		pv := cs.At(i)
+		area := gocv.ContourArea(pv)
+		if area < minArea || area > maxArea {
+			continue
+		}
+		hull := gocv.NewMat()
+		gocv.ConvexHull(pv, &hull, true, true)
+		hpv := gocv.NewPointVectorFromMat(hull)
+		hull.Close()
+		harea := gocv.ContourArea(hpv)
+		rr := gocv.MinAreaRect(pv)
+		bl := blob{area: area * inv * inv, solid: area / math.Max(harea, 1)}
+		if rr.Width > 0 && rr.Height > 0 {
+			bl.aspect = math.Max(float64(rr.Width), float64(rr.Height)) / math.Min(float64(rr.Width), float64(rr.Height))
+		}
+		peri := gocv.ArcLength(hpv, true)
+		approx := gocv.ApproxPolyDP(hpv, 0.06*peri, true)
+		bl.corners = approx.Size()
+		approx.Close()
+		for _, p := range hpv.ToPoints() {
+			bl.outline = append(bl.outline, image.Pt(int(float64(p.X)*inv+0.5), int(float64(p.Y)*inv+0.5)).Add(c.off))
+		}
+		hpv.Close()
+		r := gocv.BoundingRect(pv)
+		bl.box = image.Rect(int(float64(r.Min.X)*inv), int(float64(r.Min.Y)*inv), int(math.Ceil(float64(r.Max.X)*inv)), int(math.Ceil(float64(r.Max.Y)*inv))).Add(c.off)
+		out = append(out, bl)
+	}
+	return out
+}
+
+// dieLike tells a blob that may be one die from clutter: compact, roughly
+// as wide as long.
+func (b *blob) dieLike() bool { return b.solid >= 0.8 && b.aspect > 0 && b.aspect <= 2 }
+
+// outlineKind guesses the kind from the outline alone, among allowed: a
+// triangle is a d4, a square a d6; other outlines (hexagons of d8 and d20,
+// the kites of d10) do not tell the kind, and "" is returned.
+func (r *Reader) outlineKind(b *blob) string {
+	if r.allowed != nil && len(r.allowed) == 1 {
+		for k := range r.allowed {
+			return k
+		}
+	}
+	switch {
+	case b.corners == 3 && r.allows("d4"):
+		return "d4"
+	case b.corners == 4 && b.aspect < 1.3 && r.allows("d6"):
+		return "d6"
+	}
+	return ""
+}

@@ -1,0 +1,294 @@
+package vision
+
+import (
+	"image"
+	"math"
+	"slices"
+	"sort"
+)
+
+// pipDie is a d6 read from its pips, in working pixels.
+type pipDie struct {
+	f      face
+	conf   float64
+	cocked bool
+	null   bool
+}
+
+// readPips finds pip dice in g: face hypotheses are checked against the
+// image (nothing else dark inside the face, die-bright between the pips),
+// overlapping ones resolved, and of the faces of one die the least
+// foreshortened is taken as the up face.
+func readPips(g *grayImg) ([]pipDie, []pip) {
+	inv := g.inverted()
+	defer inv.close()
+	ps := findPips(g, inv)
+	hyps := faceHypotheses(ps)
+	var valid []face
+	for _, f := range hyps {
+		gg := g
+		if ps[f.pips[0]].light {
+			gg = inv
+		}
+		if q := checkFace(gg, ps, &f); q > 0 {
+			f.q = q
+			valid = append(valid, f)
+		}
+	}
+	// Best first; a pip belongs to one face only.
+	sort.SliceStable(valid, func(i, j int) bool {
+		if valid[i].q != valid[j].q {
+			return valid[i].q > valid[j].q
+		}
+		return valid[i].n > valid[j].n
+	})
+	used := map[int]bool{}
+	var chosen []face
+	for _, f := range valid {
+		clash := false
+		for _, k := range f.pips {
+			if used[k] {
+				clash = true
+				break
+			}
+		}
+		if clash {
+			continue
+		}
+		for _, k := range f.pips {
+			used[k] = true
+		}
+		chosen = append(chosen, f)
+	}
+	return upFaces(chosen), ps
+}
+
+// spotMinContrast is the contrast from which a dark spot inside a face
+// makes the face hypothesis doubtful even if it is not a clean pip.
+const spotMinContrast = 25
+
+// checkFace tests a hypothesis against the image (inverted for light
+// pips) and returns its quality (0: rejected).
+func checkFace(g *grayImg, ps []pip, f *face) float64 {
+	if f.n >= 3 && f.resid > 0.3 {
+		return 0
+	}
+	if f.n >= 2 && (f.pipR < minPipR || f.pipR > maxPipR) {
+		return 0
+	}
+	inv, ok := f.A.inv()
+	if !ok {
+		return 0
+	}
+	// Each pip round in the face plane: they are circles on the face.
+	minRound := 1.0
+	for _, k := range f.pips {
+		minRound = min(minRound, roundness(conj(inv, ps[k].cov)))
+	}
+	if f.n >= 2 && minRound < 0.5 {
+		return 0
+	}
+	// Nothing else dark inside the face.
+	var mean pip
+	if f.n == 1 {
+		mean = ps[f.pips[0]]
+	}
+	for k := range ps {
+		if slices.Contains(f.pips, k) {
+			continue
+		}
+		s := &ps[k]
+		if s.ring-s.core < spotMinContrast || s.light != ps[f.pips[0]].light {
+			continue
+		}
+		if f.n == 1 {
+			// One pip fixes no face size. Any spot within 2.6 pip radii is
+			// too close for a 1's face; a spot shaped like this pip (same
+			// tilt, similar size) within 4.5 radii is likely a pip of the
+			// same face that the pattern missed.
+			w := whitener(mean.cov)
+			dx, dy := w.apply(s.x-mean.x, s.y-mean.y)
+			d := math.Hypot(dx, dy)
+			if d < 2.6 {
+				return 0
+			}
+			if d < 4.5 && roundness(conj(w, s.cov)) > 0.5 && s.r > 0.4*mean.r {
+				return 0
+			}
+			continue
+		}
+		u, v := inv.apply(s.x-f.cx, s.y-f.cy)
+		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn {
+			return 0
+		}
+	}
+	// Die-bright between the pips: sample the face away from the pips and
+	// compare with the pips' own contrast.
+	var core, ring float64
+	for _, k := range f.pips {
+		core += ps[k].core
+		ring += ps[k].ring
+	}
+	core /= float64(f.n)
+	ring /= float64(f.n)
+	contrast := ring - core
+	if contrast <= 0 {
+		return 0
+	}
+	var vals []float64
+	pat := patterns[f.n]
+	rr := max(f.pipR, 0.2) * 1.7
+	lim := 1.35
+	if f.n == 1 {
+		lim = f.pipR * 2.4
+	}
+	const steps = 7
+	for a := 0; a < steps; a++ {
+		for b := 0; b < steps; b++ {
+			u := -lim + 2*lim*float64(a)/(steps-1)
+			v := -lim + 2*lim*float64(b)/(steps-1)
+			near := false
+			for _, p := range pat {
+				if math.Hypot(u-p[0], v-p[1]) < rr {
+					near = true
+					break
+				}
+			}
+			if near {
+				continue
+			}
+			x, y := f.toImage(u, v)
+			if x < 0 || y < 0 || x > float64(g.w-1) || y > float64(g.h-1) {
+				return 0 // face runs off the photo
+			}
+			vals = append(vals, g.at(x, y))
+		}
+	}
+	if len(vals) < 8 {
+		return 0
+	}
+	slices.Sort(vals)
+	low := vals[len(vals)/20]
+	// The darkest sample between the pips must be far nearer the die's
+	// brightness than the pips'.
+	uni := (low - core) / contrast
+	if uni < 0.55 {
+		return 0
+	}
+	// Quality: fit, roundness, uniformity, contrast.
+	q := 1.0
+	if f.n >= 3 {
+		q *= 1 - f.resid/0.3*0.5
+	}
+	q *= min(1, minRound/0.8)
+	q *= min(1, uni/0.8)
+	q *= min(1, contrast/60)
+	return max(q, 1e-6)
+}
+
+// upFaces picks, of faces that belong to one die, the up face: the
+// least foreshortened one (the camera looks down on the tray, so the up
+// face is seen most squarely and the side faces edge-on). Faces next to
+// each other and equally foreshortened make the die ambiguous: null.
+func upFaces(fs []face) []pipDie {
+	n := len(fs)
+	side := make([]bool, n)
+	ambiguous := make([]bool, n)
+	for i := range fs {
+		for j := range fs {
+			if i == j {
+				continue
+			}
+			d := sideDist(&fs[i], &fs[j])
+			if d >= 2.2 {
+				continue
+			}
+			switch df := fs[i].fore - fs[j].fore; {
+			case df > 0.12:
+				side[j] = true
+			case df > -0.12 && d < 1.8:
+				ambiguous[i] = true
+			}
+		}
+	}
+	var out []pipDie
+	for i, f := range fs {
+		// A face seen this edge-on is the side of a die whose up face was
+		// not found (or a flat spot on something else): not a die to report.
+		if side[i] || f.fore < minUpFore {
+			continue
+		}
+		d := pipDie{f: f, conf: confidence(f)}
+		if ambiguous[i] {
+			d.null = true
+		}
+		out = append(out, d)
+	}
+	markCocked(out)
+	return out
+}
+
+// minUpFore is the foreshortening below which a face cannot be a die's
+// top seen by a camera looking down: the face is tilted over 55° to it.
+const minUpFore = 0.55
+
+// sideDist is how far g's centre is from f's, in f's half sides (the
+// larger of the two face axes).
+func sideDist(f, g *face) float64 {
+	u, v, ok := f.toFaceScaled(g.cx, g.cy)
+	if !ok {
+		return math.Inf(1)
+	}
+	return math.Max(math.Abs(u), math.Abs(v))
+}
+
+// toFaceScaled maps into f's face in units of its half side.
+func (f *face) toFaceScaled(x, y float64) (float64, float64, bool) {
+	u, v, ok := f.toFace(x, y)
+	return u / f.half, v / f.half, ok
+}
+
+// markCocked flags dice whose up face is tilted much more than the others'
+// (or, for a lone die, clearly tilted): a die leaning on another die or
+// the wall shows no face straight up.
+func markCocked(ds []pipDie) {
+	var fores []float64
+	for _, d := range ds {
+		if d.f.n >= 2 {
+			fores = append(fores, d.f.fore)
+		}
+	}
+	ref := 1.0
+	if len(fores) >= 3 {
+		slices.Sort(fores)
+		ref = fores[len(fores)/2]
+	}
+	for i := range ds {
+		if ds[i].f.fore < min(ref, 1)-0.3 {
+			ds[i].cocked = true
+			ds[i].null = true
+		}
+	}
+}
+
+// confidence turns a face's quality into a probability-like number.
+func confidence(f face) float64 {
+	c := 0.5 + 0.5*f.q
+	if f.n == 1 {
+		c -= 0.02
+	}
+	return math.Round(min(c, 0.999)*1000) / 1000
+}
+
+// box returns the face's square (half side faceHalf) bounds.
+func (f *face) box() image.Rectangle {
+	h := f.half
+	minX, minY := math.Inf(1), math.Inf(1)
+	maxX, maxY := math.Inf(-1), math.Inf(-1)
+	for _, c := range [][2]float64{{-h, -h}, {h, -h}, {h, h}, {-h, h}} {
+		x, y := f.toImage(c[0], c[1])
+		minX, maxX = min(minX, x), max(maxX, x)
+		minY, maxY = min(minY, y), max(maxY, y)
+	}
+	return image.Rect(int(math.Floor(minX)), int(math.Floor(minY)), int(math.Ceil(maxX)), int(math.Ceil(maxY)))
+}

@@ -1,0 +1,315 @@
+package vision
+
+import (
+	"math"
+	"slices"
+)
+
+// A d6 face's pips in face units: the pip offset from the centre is 1, so a
+// face is the square |u|,|v| ≤ faceHalf.
+var patterns = [7][][2]float64{
+	1: {{0, 0}},
+	2: {{-1, -1}, {1, 1}},
+	3: {{-1, -1}, {0, 0}, {1, 1}},
+	4: {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}},
+	5: {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}, {0, 0}},
+	6: {{-1, -1}, {1, -1}, {1, 0}, {1, 1}, {-1, 1}, {-1, 0}},
+}
+
+// Die-design ranges, in face units (pip offset = 1). A pip's radius is
+// 0.2–0.6 of the offset; the face's half side is about six pip radii on
+// the dice measured (1.8 offsets on the rendered dice, 2.8 on the
+// matteop65 webcam dice, whose pips sit close to the centre). A 1's pip
+// is usually larger: its face is taken as oneHalf of its radii.
+const (
+	halfPerPipR = 6.0
+	oneHalf     = 4.0
+	emptyIn     = 1.4 // no other dark spot may lie within |u|,|v| ≤ emptyIn
+	minPipR     = 0.15
+	maxPipR     = 0.62
+	fitTol      = 0.35 // a pip must lie within this of its pattern place
+)
+
+// face is one hypothesis: n pips forming a d6 face pattern, with the
+// affine map from face units to working pixels: p = c + A·u.
+type face struct {
+	n      int
+	pips   []int // indices into the pip list, in pattern order
+	cx, cy float64
+	A      m2
+	resid  float64 // RMS distance of the pips from their places, face units
+	fore   float64 // foreshortening of the face: minor/major singular value of A
+	pipR   float64 // mean pip radius in face units
+	half   float64 // estimated half side of the face, face units
+	q      float64 // quality 0–1, used to choose and for confidence
+}
+
+// toFace maps working pixels to face units.
+func (f *face) toFace(x, y float64) (float64, float64, bool) {
+	inv, ok := f.A.inv()
+	if !ok {
+		return 0, 0, false
+	}
+	u, v := inv.apply(x-f.cx, y-f.cy)
+	return u, v, true
+}
+
+// toImage maps face units to working pixels.
+func (f *face) toImage(u, v float64) (float64, float64) {
+	x, y := f.A.apply(u, v)
+	return f.cx + x, f.cy + y
+}
+
+// whitener returns W with W·(x-c) in units of pip radius for a pip of
+// covariance c: a pip seen with that covariance becomes the unit disc.
+func whitener(c [3]float64) m2 {
+	w := symPow(c, -0.5)
+	return m2{w.a / 2, w.b / 2, w.c / 2, w.d / 2}
+}
+
+// compatible tells whether two pips may lie on one face: similar size and
+// shape (a face's pips are equal circles seen with the same tilt) and not
+// further apart than the corners of one face.
+func compatible(p, q *pip) bool {
+	if p.light != q.light {
+		return false
+	}
+	if r := p.r / q.r; r > 1.6 || r < 1/1.6 {
+		return false
+	}
+	// Shape: q's covariance seen in p's whitened frame should be round.
+	w := whitener(p.cov)
+	if roundness(conj(w, q.cov)) < 0.45 {
+		return false
+	}
+	wm := whitener([3]float64{(p.cov[0] + q.cov[0]) / 2, (p.cov[1] + q.cov[1]) / 2, (p.cov[2] + q.cov[2]) / 2})
+	dx, dy := wm.apply(q.x-p.x, q.y-p.y)
+	// Opposite corners are 2√2 pip offsets apart, and an offset is at most
+	// 1/minPipR pip radii.
+	return math.Hypot(dx, dy) <= 2*math.Sqrt2/minPipR*1.1
+}
+
+// faceHypotheses proposes every set of pips that forms a d6 face pattern.
+// Each good pip seeds the patterns in which it is the corner (-1,-1) and a
+// compatible neighbour takes each other place in turn; the rest of the
+// pattern must then be found where predicted.
+func faceHypotheses(ps []pip) []face {
+	var good []int
+	for i := range ps {
+		if ps[i].ok {
+			good = append(good, i)
+		}
+	}
+	// Compatible neighbours of each good pip.
+	nb := make(map[int][]int, len(good))
+	for a, i := range good {
+		for _, j := range good[a+1:] {
+			if compatible(&ps[i], &ps[j]) {
+				nb[i] = append(nb[i], j)
+				nb[j] = append(nb[j], i)
+			}
+		}
+	}
+	var out []face
+	seen := map[string]bool{}
+	key := func(n int, idx []int) string {
+		s := slices.Clone(idx)
+		slices.Sort(s)
+		b := make([]byte, 0, 1+4*len(s))
+		b = append(b, byte(n))
+		for _, v := range s {
+			b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+		}
+		return string(b)
+	}
+	for _, i := range good {
+		if f, ok := fitOne(ps, i); ok {
+			out = append(out, f)
+		}
+		for _, j := range nb[i] {
+			p, q := &ps[i], &ps[j]
+			w := whitener([3]float64{(p.cov[0] + q.cov[0]) / 2, (p.cov[1] + q.cov[1]) / 2, (p.cov[2] + q.cov[2]) / 2})
+			// Whitened neighbours of i (i itself at the origin).
+			type wp struct {
+				k    int
+				x, y float64
+			}
+			loc := make([]wp, 0, len(nb[i]))
+			for _, k := range nb[i] {
+				x, y := w.apply(ps[k].x-p.x, ps[k].y-p.y)
+				loc = append(loc, wp{k, x, y})
+			}
+			jx, jy := w.apply(q.x-p.x, q.y-p.y)
+			for n := 2; n <= 6; n++ {
+				pat := patterns[n]
+				for b := 1; b < n; b++ {
+					// Similarity z = c·(u - u0) in complex numbers with
+					// z(u_b) = j.
+					du := complex(pat[b][0]-pat[0][0], pat[b][1]-pat[0][1])
+					c := complex(jx, jy) / du
+					s := cmplxAbs(c)
+					if s < 1/maxPipR || s > 1/minPipR*1.1 {
+						continue
+					}
+					idx := make([]int, n)
+					idx[0], idx[b] = i, j
+					ok := true
+					for k := 1; k < n && ok; k++ {
+						if k == b {
+							continue
+						}
+						z := c * complex(pat[k][0]-pat[0][0], pat[k][1]-pat[0][1])
+						best, bd := -1, fitTol*s
+						for _, l := range loc {
+							if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < bd {
+								best, bd = l.k, d
+							}
+						}
+						if best < 0 || slices.Contains(idx[:k], best) || (k < b && false) {
+							ok = false
+							break
+						}
+						idx[k] = best
+					}
+					if !ok || hasDup(idx) {
+						continue
+					}
+					kk := key(n, idx)
+					if seen[kk] {
+						continue
+					}
+					seen[kk] = true
+					if f, ok := fitFace(ps, n, idx); ok {
+						out = append(out, f)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func hasDup(idx []int) bool {
+	for a := range idx {
+		for b := a + 1; b < len(idx); b++ {
+			if idx[a] == idx[b] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func cmplxAbs(c complex128) float64 { return math.Hypot(real(c), imag(c)) }
+
+// fitOne makes the hypothesis that pip i alone is a face showing 1. One
+// pip fixes no face size, so a 1's face units are its pip's radii:
+// A = 2·S^½ keeps the pip's tilt and makes it the unit disc.
+func fitOne(ps []pip, i int) (face, bool) {
+	p := &ps[i]
+	s := symPow(p.cov, 0.5)
+	f := face{n: 1, pips: []int{i}, cx: p.x, cy: p.y, A: m2{2 * s.a, 2 * s.b, 2 * s.c, 2 * s.d}}
+	f.fore = p.elong
+	f.pipR = 1
+	f.half = oneHalf
+	return f, true
+}
+
+// fitFace fits the pattern of n to the pips idx (in pattern order): an
+// affine map for 4–6 pips, and for 2–3 pips (which do not fix an affine
+// map) a similarity in the frame where the pips are round.
+func fitFace(ps []pip, n int, idx []int) (face, bool) {
+	pat := patterns[n]
+	f := face{n: n, pips: idx}
+	var mc [3]float64
+	for _, k := range idx {
+		for t := range mc {
+			mc[t] += ps[k].cov[t] / float64(n)
+		}
+	}
+	if n >= 4 {
+		// Least squares p = c + A u; the pattern is centred (Σu = 0).
+		var sx, sy float64
+		for _, k := range idx {
+			sx += ps[k].x
+			sy += ps[k].y
+		}
+		f.cx, f.cy = sx/float64(n), sy/float64(n)
+		var uu, uv, vv, xu, xv, yu, yv float64
+		for t, k := range idx {
+			u, v := pat[t][0], pat[t][1]
+			x, y := ps[k].x-f.cx, ps[k].y-f.cy
+			uu += u * u
+			uv += u * v
+			vv += v * v
+			xu += x * u
+			xv += x * v
+			yu += y * u
+			yv += y * v
+		}
+		g, ok := (m2{uu, uv, uv, vv}).inv()
+		if !ok {
+			return f, false
+		}
+		// A = [xu xv; yu yv] · (UᵀU)⁻¹
+		f.A = (m2{xu, xv, yu, yv}).mul(g)
+	} else {
+		// Whiten with the mean pip shape, fit a similarity there.
+		w := whitener(mc)
+		wi, ok := w.inv()
+		if !ok {
+			return f, false
+		}
+		var sx, sy float64
+		for _, k := range idx {
+			sx += ps[k].x
+			sy += ps[k].y
+		}
+		cx, cy := sx/float64(n), sy/float64(n)
+		// Pattern centroid is (0,0) for 2 and 3.
+		var num complex128
+		var den float64
+		for t, k := range idx {
+			x, y := w.apply(ps[k].x-cx, ps[k].y-cy)
+			u := complex(pat[t][0], pat[t][1])
+			num += complex(x, y) * complex(real(u), -imag(u))
+			den += real(u)*real(u) + imag(u)*imag(u)
+		}
+		c := num / complex(den, 0)
+		sim := m2{real(c), -imag(c), imag(c), real(c)}
+		f.A = wi.mul(sim)
+		f.cx, f.cy = cx, cy
+	}
+	inv, ok := f.A.inv()
+	if !ok {
+		return f, false
+	}
+	var r2 float64
+	for t, k := range idx {
+		u, v := inv.apply(ps[k].x-f.cx, ps[k].y-f.cy)
+		r2 += (u-pat[t][0])*(u-pat[t][0]) + (v-pat[t][1])*(v-pat[t][1])
+	}
+	f.resid = math.Sqrt(r2 / float64(n))
+	s1, s2 := f.A.svals()
+	if s1 == 0 {
+		return f, false
+	}
+	f.fore = s2 / s1
+	// Pip radius in face units, from each pip's covariance seen through A⁻¹.
+	var rs []float64
+	for _, k := range idx {
+		c := conj(inv, ps[k].cov)
+		l1, l2 := eig2(c)
+		if l2 <= 0 {
+			return f, false
+		}
+		rs = append(rs, 2*math.Sqrt(math.Sqrt(l1*l2)))
+	}
+	lo, hi := slices.Min(rs), slices.Max(rs)
+	f.pipR = (lo + hi) / 2
+	f.half = min(max(halfPerPipR*f.pipR, 1.5), 3.5)
+	if hi/lo > 1.6 {
+		return f, false
+	}
+	return f, true
+}

@@ -1,0 +1,264 @@
+package vision
+
+import (
+	"image"
+	"math"
+	"slices"
+	"unsafe"
+
+	"gocv.io/x/gocv"
+)
+
+// pip is a dark, compact spot that may be a pip: where it is, its shape as
+// a second-moment ellipse, and how it stands out from its surroundings.
+type pip struct {
+	x, y       float64    // centre, working pixels
+	cov        [3]float64 // covariance xx, xy, yy of its dark mass
+	area       int        // pixels above the low threshold
+	bbox       image.Rectangle
+	core, ring float64 // grey of its darkest part and of the ring around it
+	ringLow    float64 // darkest tenth of the ring
+	r          float64 // equivalent disc radius from cov (2·det^¼)
+	elong      float64 // minor/major axis ratio, 1 = round
+	ok         bool    // passes the pip tests (shape, bright ring)
+	light      bool    // a light pip on a dark die (greys are then inverted)
+}
+
+// pipParams are relative to the photo, not tuned per dataset.
+type pipParams struct {
+	kernel int // blackhat kernel side: larger than the largest pip
+	low    uint8
+	high   uint8
+	local  gocv.Mat // neighbourhood for the half-height threshold
+}
+
+func pipParamsFor(w, h int) pipParams {
+	k := max(w, h) / 24
+	k |= 1
+	return pipParams{kernel: max(k, 9), low: 18, high: 40}
+}
+
+// findPips returns the pip candidates of g: dark pips on light dice and
+// light pips on dark dice.
+// inv is g inverted.
+func findPips(g, inv *grayImg) []pip {
+	p := pipParamsFor(g.w, g.h)
+	kernel := gocv.GetStructuringElement(gocv.MorphRect, image.Pt(p.kernel, p.kernel))
+	defer kernel.Close()
+	l := p.kernel/4 | 1
+	p.local = gocv.GetStructuringElement(gocv.MorphRect, image.Pt(l, l))
+	defer p.local.Close()
+	out := findSpots(g, kernel, p, false)
+	return append(out, findSpots(inv, kernel, p, true)...)
+}
+
+// inverted returns g with greys inverted, so light pips become dark.
+func (g *grayImg) inverted() *grayImg {
+	m := gocv.NewMat()
+	gocv.BitwiseNot(g.mat, &m)
+	pix, _ := m.DataPtrUint8()
+	return &grayImg{mat: m, pix: pix, w: g.w, h: g.h, scale: g.scale, off: g.off}
+}
+
+// findSpots finds dark spots as the black-hat (closing minus image): how
+// much darker a pixel is than the brightest surroundings within half a
+// kernel, which is the die face for a pip. Each spot is measured on the
+// grey image afterwards.
+func findSpots(g *grayImg, kernel gocv.Mat, p pipParams, light bool) []pip {
+	bh := gocv.NewMat()
+	defer bh.Close()
+	gocv.MorphologyEx(g.mat, &bh, gocv.MorphBlackhat, kernel)
+	// A pixel is part of a spot when it is dark enough and at least half as
+	// dark as the darkest spot within a few pixels: the half-height edge is
+	// the same for sharp and blurred pips, and pips of a 6 that blur into
+	// each other at the low threshold stay apart.
+	lm := gocv.NewMat()
+	defer lm.Close()
+	gocv.Dilate(bh, &lm, p.local)
+	bhPix, err := bh.DataPtrUint8()
+	if err != nil {
+		return nil
+	}
+	lmPix, err := lm.DataPtrUint8()
+	if err != nil {
+		return nil
+	}
+	maskBuf := make([]uint8, len(bhPix))
+	for i, v := range bhPix {
+		if v >= p.low && 2*int(v) >= int(lmPix[i]) {
+			maskBuf[i] = 255
+		}
+	}
+	mask, err := gocv.NewMatFromBytes(g.h, g.w, gocv.MatTypeCV8UC1, maskBuf)
+	if err != nil {
+		return nil
+	}
+	defer mask.Close()
+	labels := gocv.NewMat()
+	defer labels.Close()
+	stats := gocv.NewMat()
+	defer stats.Close()
+	cents := gocv.NewMat()
+	defer cents.Close()
+	n := gocv.ConnectedComponentsWithStatsWithParams(mask, &labels, &stats, &cents, 8, gocv.MatTypeCV32S, gocv.CCL_DEFAULT)
+	if n <= 1 {
+		return nil
+	}
+	lab, err := int32s(labels)
+	if err != nil {
+		return nil
+	}
+	st, err := int32s(stats)
+	if err != nil {
+		return nil
+	}
+	maxArea := p.kernel * p.kernel / 2
+	var out []pip
+	for i := 1; i < n; i++ {
+		s := st[i*5 : i*5+5]
+		bx, by, bw, bhh, area := int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4])
+		if area < 4 || area > maxArea || bw > p.kernel-2 || bhh > p.kernel-2 {
+			continue
+		}
+		c := measure(g, bhPix, lab, int32(i), image.Rect(bx, by, bx+bw, by+bhh), p)
+		if c.area == 0 {
+			continue
+		}
+		c.light = light
+		out = append(out, c)
+	}
+	return out
+}
+
+// measure computes a candidate's moments (weighted by how dark each pixel
+// is) and its core and ring greys.
+func measure(g *grayImg, bh []uint8, lab []int32, id int32, box image.Rectangle, p pipParams) pip {
+	var sw, sx, sy, sxx, sxy, syy float64
+	peak := uint8(0)
+	core := 255.0
+	for y := box.Min.Y; y < box.Max.Y; y++ {
+		for x := box.Min.X; x < box.Max.X; x++ {
+			i := y*g.w + x
+			if lab[i] != id {
+				continue
+			}
+			v := bh[i]
+			peak = max(peak, v)
+			core = min(core, float64(g.pix[i]))
+			w := float64(v - p.low + 1)
+			fx, fy := float64(x), float64(y)
+			sw += w
+			sx += w * fx
+			sy += w * fy
+			sxx += w * fx * fx
+			sxy += w * fx * fy
+			syy += w * fy * fy
+		}
+	}
+	if peak < p.high || sw == 0 {
+		return pip{}
+	}
+	c := pip{area: 0, bbox: box}
+	c.x, c.y = sx/sw, sy/sw
+	// A pixel is a unit square: add its own variance (1/12) so that tiny
+	// spots do not collapse to zero size.
+	c.cov = [3]float64{sxx/sw - c.x*c.x + 1.0/12, sxy/sw - c.x*c.y, syy/sw - c.y*c.y + 1.0/12}
+	for y := box.Min.Y; y < box.Max.Y; y++ {
+		for x := box.Min.X; x < box.Max.X; x++ {
+			if lab[y*g.w+x] == id {
+				c.area++
+			}
+		}
+	}
+	l1, l2 := eig2(c.cov)
+	if l2 <= 0 {
+		return pip{}
+	}
+	c.r = 2 * math.Sqrt(math.Sqrt(l1*l2))
+	c.elong = math.Sqrt(l2 / l1)
+	c.core = core
+	c.ring, c.ringLow = ringGrey(g, c)
+	c.ok = pipOK(c)
+	return c
+}
+
+// ringGrey samples the grey on an ellipse twice the pip's size around it
+// and returns its median and its darkest tenth.
+func ringGrey(g *grayImg, c pip) (median, low float64) {
+	const n = 24
+	var v [n]float64
+	// Axes of the pip ellipse.
+	l1, l2 := eig2(c.cov)
+	ang := eigAngle(c.cov)
+	ca, sa := math.Cos(ang), math.Sin(ang)
+	a, b := 2*math.Sqrt(l1), 2*math.Sqrt(l2) // semi-axes of the pip
+	const k = 2.0
+	// At least 1.5 px beyond the pip edge, so small pips' blur is skipped.
+	ra, rb := max(k*a, a+1.5), max(k*b, b+1.5)
+	for i := 0; i < n; i++ {
+		t := 2 * math.Pi * float64(i) / n
+		u, w := ra*math.Cos(t), rb*math.Sin(t)
+		x := c.x + u*ca - w*sa
+		y := c.y + u*sa + w*ca
+		v[i] = g.at(x, y)
+	}
+	s := v[:]
+	slices.Sort(s)
+	return (s[n/2-1] + s[n/2]) / 2, s[n/10]
+}
+
+// at returns the grey at (x, y), bilinear, clamped to the image.
+func (g *grayImg) at(x, y float64) float64 {
+	x = min(max(x, 0), float64(g.w-1))
+	y = min(max(y, 0), float64(g.h-1))
+	x0, y0 := int(x), int(y)
+	x1, y1 := min(x0+1, g.w-1), min(y0+1, g.h-1)
+	fx, fy := x-float64(x0), y-float64(y0)
+	p := g.pix
+	top := float64(p[y0*g.w+x0])*(1-fx) + float64(p[y0*g.w+x1])*fx
+	bot := float64(p[y1*g.w+x0])*(1-fx) + float64(p[y1*g.w+x1])*fx
+	return top*(1-fy) + bot*fy
+}
+
+// pipOK tells a pip from other dark spots: compact, not a thin line, and
+// surrounded all round by a brighter surface (the die) — the darkest tenth
+// of the ring must still be well above the pip's core.
+func pipOK(c pip) bool {
+	contrast := c.ring - c.core
+	if contrast < 30 {
+		return false
+	}
+	if c.elong < 0.3 {
+		return false
+	}
+	// Filled: the pixel area is close to the ellipse area (rings, letters
+	// and crossings are not).
+	ell := math.Pi * c.r * c.r
+	if fill := float64(c.area) / ell; fill < 0.5 || fill > 2.2 {
+		return false
+	}
+	return c.ringLow-c.core >= 0.6*contrast
+}
+
+// int32s views a CV_32S Mat's data (gocv has no DataPtrInt32).
+func int32s(m gocv.Mat) ([]int32, error) {
+	b, err := m.DataPtrUint8()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 4 {
+		return nil, nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), len(b)/4), nil
+}
+
+// eig2 returns the eigenvalues (largest first) of the symmetric 2x2 matrix
+// [a b; b c] given as {a, b, c}.
+func eig2(m [3]float64) (float64, float64) {
+	t := (m[0] + m[2]) / 2
+	d := math.Sqrt(max(0, (m[0]-m[2])*(m[0]-m[2])/4+m[1]*m[1]))
+	return t + d, t - d
+}
+
+// eigAngle is the direction of the major axis.
+func eigAngle(m [3]float64) float64 { return 0.5 * math.Atan2(2*m[1], m[0]-m[2]) }

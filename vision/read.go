@@ -1,0 +1,180 @@
+package vision
+
+import (
+	"image"
+	"math"
+	"sort"
+
+	"gocv.io/x/gocv"
+)
+
+// read runs the reader on a photo already converted to grey (img may be
+// nil when no colour is needed).
+func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
+	var out []Die
+	var pds []pipDie
+	if r.allows("d6") {
+		pds, _ = readPips(g)
+		for _, pd := range pds {
+			out = append(out, r.pipDie(g, pd))
+		}
+	}
+	if img != nil && r.needBlobs() {
+		bs, err := r.blobs(img)
+		if err != nil {
+			return nil, err
+		}
+		out = r.mergeBlobs(img, out, bs)
+	}
+	if !r.opts.Crop.Empty() {
+		kept := out[:0]
+		for _, d := range out {
+			c := image.Pt((d.Box.Min.X+d.Box.Max.X)/2, (d.Box.Min.Y+d.Box.Max.Y)/2)
+			if c.In(r.opts.Crop) {
+				kept = append(kept, d)
+			}
+		}
+		out = kept
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Box.Min, out[j].Box.Min
+		if a.Y/32 != b.Y/32 {
+			return a.Y < b.Y
+		}
+		return a.X < b.X
+	})
+	return out, nil
+}
+
+// needBlobs: dice other than pip d6 are looked for as regions that differ
+// from the tray when they may be present and could be read or placed: with
+// a classifier, with an empty-tray photo, or when other kinds are allowed.
+func (r *Reader) needBlobs() bool {
+	if r.opts.Model != nil || r.opts.Background != nil {
+		return true
+	}
+	for _, k := range Kinds {
+		if k != "d6" && r.allows(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// blobs finds the regions of img that differ from the tray.
+func (r *Reader) blobs(img image.Image) ([]blob, error) {
+	c, err := newColour(img)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	var bg gocv.Mat
+	if r.opts.Background != nil {
+		bc, err := newColour(r.opts.Background)
+		if err != nil {
+			return nil, err
+		}
+		bg = gocv.NewMat()
+		if bc.mat.Cols() == c.mat.Cols() && bc.mat.Rows() == c.mat.Rows() {
+			bc.mat.CopyTo(&bg)
+		} else {
+			gocv.Resize(bc.mat, &bg, image.Pt(c.mat.Cols(), c.mat.Rows()), 0, 0, gocv.InterpolationArea)
+		}
+		bc.close()
+	} else {
+		bg = estimateBackground(c)
+	}
+	defer bg.Close()
+	return findBlobs(c, bg), nil
+}
+
+// mergeBlobs gives pip dice the outline of their blob and adds the blobs
+// that are dice without readable pips: read by the classifier when there
+// is one, else reported with a null face.
+func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
+	out := dice
+	for i := range bs {
+		b := &bs[i]
+		owner := -1
+		for j, d := range dice {
+			c := image.Pt((d.Box.Min.X+d.Box.Max.X)/2, (d.Box.Min.Y+d.Box.Max.Y)/2)
+			if c.In(b.box) {
+				owner = j
+				break
+			}
+		}
+		if owner >= 0 {
+			d := &out[owner]
+			// The blob is the whole die (the pip face is its top); take its
+			// box unless it clearly holds more than this die.
+			fb := d.Box
+			if float64(b.box.Dx()*b.box.Dy()) <= 4*float64(fb.Dx()*fb.Dy()) {
+				d.Box = b.box
+				d.Outline = b.outline
+			}
+			continue
+		}
+		if !b.dieLike() {
+			continue
+		}
+		d := Die{Box: b.box, Outline: b.outline, Kind: r.outlineKind(b)}
+		if r.opts.Model != nil {
+			kind, f, conf := r.opts.Model.Classify(cropDie(img, b.box), r.allowedList())
+			if kind != "" && r.allows(kind) {
+				d.Confidence = conf
+				if conf >= 0.5 || d.Kind == "" {
+					d.Kind = kind
+				}
+				if conf >= r.opts.MinConfidence {
+					d.Face = intp(f)
+				}
+			}
+		}
+		if d.Kind != "" && !r.allows(d.Kind) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// cropMargin is the share of the box side added on each side of a die's
+// crop for the classifier (numeral.Margin: the die in the middle).
+const cropMargin = 0.25
+
+// cropDie copies the square around box grown by cropMargin; parts outside
+// img repeat the nearest edge pixel.
+func cropDie(img image.Image, box image.Rectangle) image.Image {
+	b := img.Bounds()
+	side := max(box.Dx(), box.Dy(), 1)
+	cs := int(math.Round(float64(side) * (1 + 2*cropMargin)))
+	x0 := (box.Min.X + box.Max.X - cs) / 2
+	y0 := (box.Min.Y + box.Max.Y - cs) / 2
+	out := image.NewRGBA(image.Rect(0, 0, cs, cs))
+	for y := 0; y < cs; y++ {
+		sy := min(max(y0+y, b.Min.Y), b.Max.Y-1)
+		for x := 0; x < cs; x++ {
+			sx := min(max(x0+x, b.Min.X), b.Max.X-1)
+			out.Set(x, y, img.At(sx, sy))
+		}
+	}
+	return out
+}
+
+// pipDie turns a pip reading into a Die in photo coordinates.
+func (r *Reader) pipDie(g *grayImg, pd pipDie) Die {
+	d := Die{Kind: "d6", Confidence: pd.conf, Cocked: pd.cocked}
+	d.Box = g.toPhoto(pd.f.box())
+	h := pd.f.half
+	for _, c := range [][2]float64{{-h, -h}, {h, -h}, {h, h}, {-h, h}} {
+		x, y := pd.f.toImage(c[0], c[1])
+		d.Outline = append(d.Outline, g.toPhotoPt(x, y))
+	}
+	if !pd.null && pd.conf >= r.opts.MinConfidence {
+		d.Face = intp(pd.f.n)
+	}
+	if pd.null {
+		d.Confidence = math.Min(d.Confidence, 0.5)
+	}
+	return d
+}

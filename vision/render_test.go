@@ -1,0 +1,255 @@
+package vision
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/towerd/towerd/rules"
+	"github.com/towerd/towerd/sim/render"
+)
+
+// tally scores a reader against rendered truth: a die is matched when the
+// centre of an answer lies in its truth box.
+type tally struct{ dice, right, wrong, null, missed, invented int }
+
+func (s tally) precision() float64 {
+	return float64(s.right) / float64(max(1, s.right+s.wrong+s.invented))
+}
+func (s tally) recall() float64 { return float64(s.right) / float64(max(1, s.dice)) }
+
+func centre(r image.Rectangle) image.Point {
+	return image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
+}
+
+// score adds one photo's answers to s and returns what went wrong.
+func (s *tally) add(truth []render.Truth, dice []Die) []string {
+	var bad []string
+	used := make([]bool, len(dice))
+	for _, tr := range truth {
+		if tr.OffTray {
+			continue
+		}
+		s.dice++
+		found := -1
+		for i, d := range dice {
+			if !used[i] && centre(d.Box).In(tr.Box) {
+				found = i
+				break
+			}
+		}
+		switch {
+		case found < 0:
+			s.missed++
+			bad = append(bad, "missed "+tr.Kind.String()+" "+strconv.Itoa(tr.Face))
+			continue
+		case dice[found].Face == nil:
+			s.null++
+		case tr.Cocked:
+			s.wrong++
+			bad = append(bad, "cocked die answered "+strconv.Itoa(*dice[found].Face))
+		case *dice[found].Face == tr.Face && dice[found].Kind == tr.Kind.String():
+			s.right++
+		default:
+			s.wrong++
+			bad = append(bad, tr.Kind.String()+" "+strconv.Itoa(tr.Face)+" read as "+Label(dice[found]))
+		}
+		used[found] = true
+	}
+	for i, d := range dice {
+		if !used[i] {
+			s.invented++
+			bad = append(bad, "invented "+Label(d))
+		}
+	}
+	return bad
+}
+
+// pipScenes is how many rendered photos TestReadRenderedPips reads.
+func pipScenes() int {
+	if n, err := strconv.Atoi(os.Getenv("TOWERD_SCENES")); err == nil && n > 0 {
+		return n
+	}
+	return 12
+}
+
+// needRendered skips the rendered-photo reading tests unless
+// TOWERD_RENDERED=1: the pip reader was developed on white webcam dice
+// (matteop65) and does NOT yet read the renderer's dice (it invents dice,
+// reads some sixes as twos and answers pip faces on numbered dice), so these
+// tests fail today. They are the acceptance tests for that work (issue 7).
+func needRendered(t *testing.T) {
+	t.Helper()
+	if os.Getenv("TOWERD_RENDERED") == "" {
+		t.Skip("known to fail until the reader handles rendered dice; set TOWERD_RENDERED=1 to run")
+	}
+}
+
+// TestReadRenderedPips reads rendered photos of one to five pip d6 in random
+// trays, light, colours, rotations and slight tilts: no face may be wrong,
+// no die invented, and nearly all read.
+func TestReadRenderedPips(t *testing.T) {
+	needRendered(t)
+	anyColour := os.Getenv("TOWERD_PIP_COLOURS") != ""
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s tally
+	for seed := uint64(1); seed <= uint64(pipScenes()); seed++ {
+		kinds := make([]rules.Die, 1+int(seed%5))
+		for i := range kinds {
+			kinds[i] = rules.D6
+		}
+		sc := render.RandomScene(seed, kinds, render.Options{D6: render.D6Pips})
+		if !anyColour {
+			for i := range sc.Dice {
+				sc.Dice[i].Body, sc.Dice[i].Ink = color.NRGBA{}, color.NRGBA{} // ivory, black pips
+			}
+		}
+		img, truth := render.MustRender(sc)
+		dice, err := r.Read(img)
+		if err != nil {
+			t.Fatalf("scene %d: %v", seed, err)
+		}
+		for _, b := range s.add(truth, dice) {
+			t.Logf("scene %d: %s", seed, b)
+		}
+	}
+	t.Logf("rendered pip d6: %d dice, %d right, %d wrong, %d null, %d missed, %d invented: P %.4f R %.4f",
+		s.dice, s.right, s.wrong, s.null, s.missed, s.invented, s.precision(), s.recall())
+	if s.wrong > 0 || s.invented > 0 {
+		t.Errorf("%d wrong faces and %d invented dice; the reader must answer null instead", s.wrong, s.invented)
+	}
+	if s.recall() < 0.9 {
+		t.Errorf("recall %.4f < 0.9", s.recall())
+	}
+}
+
+// TestReadCockedPipDie: a die leaning steeply shows no up face and must not
+// be answered.
+func TestReadCockedPipDie(t *testing.T) {
+	needRendered(t)
+	s := render.RandomScene(5, []rules.Die{rules.D6, rules.D6}, render.Options{D6: render.D6Pips, Faces: []int{4, 5}, Noise: 2})
+	s.Dice[1].Cocked = true
+	img, truth := render.MustRender(s)
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dice, err := r.Read(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dice {
+		if centre(d.Box).In(truth[1].Box) && d.Face != nil {
+			t.Errorf("cocked die answered %s", Label(d))
+		}
+	}
+}
+
+// TestReadNumberedWithoutModel: without an enrolled model a numbered die
+// is never given a face.
+func TestReadNumberedWithoutModel(t *testing.T) {
+	needRendered(t)
+	img, _ := render.MustRender(render.RandomScene(3, []rules.Die{rules.D20, rules.D8}, render.Options{}))
+	r, err := NewReader(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dice, err := r.Read(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dice {
+		if d.Face != nil {
+			t.Errorf("numbered die answered without a model: %s", Label(d))
+		}
+	}
+}
+
+func TestReadRejectsEmptyImage(t *testing.T) {
+	r, err := NewReader(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(image.NewRGBA(image.Rectangle{})); err == nil {
+		t.Error("Read of an empty image succeeded")
+	}
+	if _, err := r.Read(nil); err == nil {
+		t.Error("Read(nil) succeeded")
+	}
+}
+
+func TestOptionsAndKinds(t *testing.T) {
+	if _, err := NewReader(Options{MinConfidence: 1.5}); err == nil {
+		t.Error("MinConfidence 1.5 accepted")
+	}
+	if _, err := NewReader(Options{AllowedKinds: []string{"d7"}}); err == nil {
+		t.Error("kind d7 accepted")
+	}
+	ks, err := ParseKinds(" d6,D20,d6 ")
+	if err != nil || len(ks) != 2 || ks[0] != "d6" || ks[1] != "d20" {
+		t.Errorf("ParseKinds = %v, %v", ks, err)
+	}
+	if _, err := ParseKinds("d6,x"); err == nil {
+		t.Error("ParseKinds accepted x")
+	}
+}
+
+// TestAnnotate draws on a copy and leaves the photo alone.
+func TestAnnotate(t *testing.T) {
+	img, _ := render.MustRender(render.RandomScene(2, []rules.Die{rules.D6}, render.Options{D6: render.D6Pips}))
+	before := append([]uint8(nil), img.Pix...)
+	d := Die{Kind: "d6", Face: intp(3), Confidence: 0.99, Box: image.Rect(100, 100, 160, 160)}
+	out := Annotate(img, []Die{d, {Box: image.Rect(300, 200, 350, 250)}})
+	if string(before) != string(img.Pix) {
+		t.Fatal("Annotate changed the photo")
+	}
+	if out.Bounds() != img.Bounds() {
+		t.Fatalf("annotated bounds %v", out.Bounds())
+	}
+	if out.At(100, 100) == img.At(100, 100) && out.At(130, 100) == img.At(130, 100) {
+		t.Error("no outline drawn at the die's box")
+	}
+	if Label(d) == "" {
+		t.Error("empty label")
+	}
+}
+
+// benchScene renders five pip d6 at w×h.
+func benchScene(b *testing.B, w, h int) image.Image {
+	kinds := []rules.Die{rules.D6, rules.D6, rules.D6, rules.D6, rules.D6}
+	img, _ := render.MustRender(render.RandomScene(42, kinds, render.Options{D6: render.D6Pips, Width: w, Height: h}))
+	return img
+}
+
+func benchRead(b *testing.B, w, h int) {
+	img := benchScene(b, w, h)
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for b.Loop() {
+		dice, err := r.Read(img)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(dice)
+	}
+	if n != 5 {
+		b.Logf("found %d dice of 5", n)
+	}
+	b.ReportMetric(math.Round(float64(b.Elapsed().Microseconds())/float64(b.N))/1000, "ms/photo")
+}
+
+// BenchmarkRead640 is a 640x480 photo with five dice (target ≤ 15 ms on one
+// core: run with -cpu 1).
+func BenchmarkRead640(b *testing.B) { benchRead(b, 640, 480) }
+
+// BenchmarkRead1296 is a 1296x972 photo with five dice (target ≤ 40 ms).
+func BenchmarkRead1296(b *testing.B) { benchRead(b, 1296, 972) }

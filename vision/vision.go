@@ -1,0 +1,175 @@
+// Package vision finds the dice in a photo of the tray and reads their up
+// faces: pip dice by counting the pips of the up face, numbered dice with
+// a learned classifier, answering a null face whenever it is not sure.
+package vision
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"slices"
+	"sort"
+	"strings"
+
+	"gocv.io/x/gocv"
+)
+
+// Kinds are the dice kinds the reader knows, as rules and datasets spell them.
+var Kinds = []string{"d4", "d6", "d8", "d10", "d12", "d20", "d100"}
+
+// FaceClassifier reads the kind and up face of one die from a crop of it.
+// *numeral.Model implements it. crop is made like numeral.CropDie (the
+// die's box grown by a margin); allowed limits the kinds (nil: any). Faces
+// are physical: d10 0–9, d100 0, 10, …, 90.
+type FaceClassifier interface {
+	Classify(crop image.Image, allowed []string) (die string, face int, confidence float64)
+}
+
+// Options configure a Reader. The zero value reads pip d6 dice only
+// (without a classifier, numbered dice are reported with a null face).
+type Options struct {
+	// Model reads numbered dice (and the kind of enrolled sets); nil reads
+	// pip dice only.
+	Model FaceClassifier
+	// MinConfidence is the confidence below which a face is reported as
+	// null; 0 means DefaultMinConfidence.
+	MinConfidence float64
+	// Background is a photo of the empty tray from the same camera; when
+	// given, dice are also found as what differs from it.
+	Background image.Image
+	// AllowedKinds limits the kinds that may be present ("d6", "d20", …);
+	// nil allows all.
+	AllowedKinds []string
+	// Crop, when not empty, is the part of each photo where dice can lie
+	// (the tray); the rest is ignored.
+	Crop image.Rectangle
+}
+
+// DefaultMinConfidence is the confidence a face needs to be reported.
+const DefaultMinConfidence = 0.9
+
+// Die is one die found in a photo.
+type Die struct {
+	Kind string // "d6", …; "" when the kind could not be told
+	// Face is the physical up face (d10 0–9, d100 0,10,…,90); nil when the
+	// die was seen but its face not read with confidence.
+	Face       *int
+	Confidence float64         // how sure the face is, 0–1
+	Box        image.Rectangle // the die in photo pixels
+	// Cocked marks a die leaning on something with no face straight up;
+	// its Face is nil.
+	Cocked bool
+	// Outline is the die's outline in photo pixels (for annotation), when
+	// known.
+	Outline []image.Point
+}
+
+// Reader reads dice from photos. It is safe for concurrent use.
+type Reader struct {
+	opts    Options
+	allowed map[string]bool
+	bgGray  []uint8 // background at working scale, lazily made per size
+	bg      image.Image
+}
+
+// NewReader checks opts and returns a Reader.
+func NewReader(opts Options) (*Reader, error) {
+	if opts.MinConfidence < 0 || opts.MinConfidence > 1 {
+		return nil, fmt.Errorf("vision: MinConfidence %v is not within 0–1", opts.MinConfidence)
+	}
+	if opts.MinConfidence == 0 {
+		opts.MinConfidence = DefaultMinConfidence
+	}
+	r := &Reader{opts: opts}
+	if len(opts.AllowedKinds) > 0 {
+		r.allowed = map[string]bool{}
+		for _, k := range opts.AllowedKinds {
+			k = strings.ToLower(strings.TrimSpace(k))
+			if !slices.Contains(Kinds, k) {
+				return nil, fmt.Errorf("vision: allowed kind %q is not one of %s", k, strings.Join(Kinds, " "))
+			}
+			r.allowed[k] = true
+		}
+	}
+	return r, nil
+}
+
+// ParseKinds parses a comma-separated list of dice kinds ("d6,d20").
+func ParseKinds(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !slices.Contains(Kinds, k) {
+			return nil, fmt.Errorf("vision: %q is not a dice kind (%s)", k, strings.Join(Kinds, " "))
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (r *Reader) allows(kind string) bool { return r.allowed == nil || r.allowed[kind] }
+
+// allowedList returns the allowed kinds for a classifier (nil: any).
+func (r *Reader) allowedList() []string {
+	if r.allowed == nil {
+		return nil
+	}
+	out := make([]string, 0, len(r.allowed))
+	for k := range r.allowed {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return kindSides(out[i]) < kindSides(out[j]) })
+	return out
+}
+
+func kindSides(k string) int {
+	for i, kk := range Kinds {
+		if kk == k {
+			return i
+		}
+	}
+	return len(Kinds)
+}
+
+// Read finds and reads the dice in img.
+func (r *Reader) Read(img image.Image) ([]Die, error) {
+	if img == nil || img.Bounds().Empty() {
+		return nil, errors.New("vision: empty image")
+	}
+	g, err := newGray(img)
+	if err != nil {
+		return nil, err
+	}
+	defer g.close()
+	return r.read(img, g)
+}
+
+// ReadMat finds and reads the dice in a BGR (or grey) Mat, as a camera
+// delivers frames. The Mat is not modified.
+func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
+	if m.Empty() {
+		return nil, errors.New("vision: empty frame")
+	}
+	g, err := grayFromMat(m)
+	if err != nil {
+		return nil, err
+	}
+	defer g.close()
+	var img image.Image
+	if r.opts.Model != nil || r.opts.Background != nil {
+		// Crops for the classifier and background comparison want colour.
+		img, err = m.ToImage()
+		if err != nil {
+			return nil, fmt.Errorf("vision: frame to image: %w", err)
+		}
+	}
+	return r.read(img, g)
+}
+
+// intp returns a pointer to n.
+func intp(n int) *int { return &n }
