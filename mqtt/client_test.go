@@ -576,7 +576,14 @@ func TestHomeAssistantDiscovery(t *testing.T) {
 		mu.Unlock()
 	}
 	t.Logf("DBGP after %d st=%v res=%d", len(after.Watched()), after.Statuses(), len(after.Results("")))
-	t.Cleanup(func() { for _, m := range after.Watched() { t.Logf("DBG %s r=%v %.60s", m.Topic, m.Retained, m.Payload) }; for _, r := range watcher.Results("") { t.Logf("DBGW %v %s", r.Retained, r.Raw) } })
+	t.Cleanup(func() {
+		for _, m := range after.Watched() {
+			t.Logf("DBG %s r=%v %.60s", m.Topic, m.Retained, m.Payload)
+		}
+		for _, r := range watcher.Results("") {
+			t.Logf("DBGW %v %s", r.Retained, r.Raw)
+		}
+	})
 	after.Wait("discovery restored", guard, func() bool { return len(configs(after, 0, true)) == 3 })
 	after.WaitStatus(guard, "online")
 	after.Wait("retained result", guard, func() bool { return len(after.Results("")) > 0 })
