@@ -24,7 +24,7 @@ func iou(a, b image.Rectangle) float64 {
 // dark wood and a brown leather tray the colour of its walls (seeds 1 and
 // 5), which a colour-only tray finder ran into the walls.
 func TestCalibrateSim(t *testing.T) {
-	seeds := []uint64{1, 2, 5, 6}
+	seeds := []uint64{1, 5}
 	if os.Getenv("TOWERD_LONG") != "" {
 		seeds = nil
 		for s := uint64(1); s <= 40; s++ {
@@ -102,9 +102,10 @@ func TestCalibrateBlurred(t *testing.T) {
 			t.Errorf("seed %d: 3-px blur: edge %.1f, problems %v", seed, cal.EdgeWidth, cal.Problems)
 		}
 	}
-	// The figure is taken at about 640 px wide: a 640x480 picture and the
-	// same at 1280x960 (each pixel 2x2) measure the same.
-	cam := simcam.New(simcam.Config{Seed: 3})
+	// The figure is taken at about 640 px wide: a 480x360 picture and the
+	// same at 960x720 (each pixel 2x2, halved again for the figure)
+	// measure the same.
+	cam := simcam.New(simcam.Config{Seed: 3, Width: 480, Height: 360})
 	_, bg, err := camera.Calibrate(context.Background(), cam, false, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestCalibrateBlurred(t *testing.T) {
 	small, big := camera.Analyse(bg), camera.Analyse(upscale2(bg))
 	if small.EdgeWidth < 3.5 || math.Abs(big.EdgeWidth-small.EdgeWidth) > 0.25 ||
 		iou(big.Tray, image.Rect(2*small.Tray.Min.X, 2*small.Tray.Min.Y, 2*small.Tray.Max.X, 2*small.Tray.Max.Y)) < 0.95 {
-		t.Errorf("640x480: edge %.2f tray %v; 1280x960: edge %.2f tray %v", small.EdgeWidth, small.Tray, big.EdgeWidth, big.Tray)
+		t.Errorf("480x360: edge %.2f tray %v; 960x720: edge %.2f tray %v", small.EdgeWidth, small.Tray, big.EdgeWidth, big.Tray)
 	}
 }
 
