@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
+	"sync/atomic"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -64,6 +66,13 @@ func StartBroker(ctx context.Context, cfg Config, log *slog.Logger) (*Broker, er
 	})
 	if err := b.srv.AddHook(&authHook{users: users}, nil); err != nil {
 		return nil, fmt.Errorf("mqtt: broker auth: %w", err)
+	}
+	if err := b.srv.AddHook(newIDHook(), nil); err != nil {
+		return nil, fmt.Errorf("mqtt: broker packet ids: %w", err)
+	}
+	// Last, so that it sees each packet as mochi will process it.
+	if err := b.srv.AddHook(&retainHook{aliasMax: caps.TopicAliasMaximum}, nil); err != nil {
+		return nil, fmt.Errorf("mqtt: broker retain order: %w", err)
 	}
 	tcp := listeners.NewTCP(listeners.Config{ID: "tcp", Address: cfg.Listen})
 	if err := b.srv.AddListener(tcp); err != nil {
@@ -136,3 +145,154 @@ func (h *authHook) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) bo
 }
 
 func (h *authHook) OnACLCheck(cl *mochi.Client, topic string, write bool) bool { return true }
+
+// idHook works around mochi-mqtt v2.7.9 treating the packet ids a client
+// picks and the ids of the broker's publishes to that client as one space
+// (MQTT 3.1.1 §2.3.1: they are independent, and clients number theirs
+// freely). Unfixed, a SUBSCRIBE whose id equals that of a publish the broker
+// has in flight to the client is refused with 0x91 (the client silently
+// misses its retained messages and everything after), and a QoS 1 PUBLISH
+// with such an id wipes the broker's in-flight publish, which is then never
+// redelivered. The hook hands mochi such a packet under a free id and puts
+// the client's id back into the acknowledgement.
+type idHook struct {
+	mochi.HookBase
+	n       atomic.Int64 // len(renamed), read without the lock
+	mu      sync.Mutex
+	renamed map[renameKey]uint16 // → the client's id
+}
+
+// renameKey names an acknowledgement the broker will send: its type and the
+// id mochi knows the packet by.
+type renameKey struct {
+	cl  *mochi.Client
+	ack byte
+	id  uint16
+}
+
+func newIDHook() *idHook { return &idHook{renamed: map[renameKey]uint16{}} }
+
+func (h *idHook) ID() string { return "towerd-packet-ids" }
+
+func (h *idHook) Provides(b byte) bool {
+	return bytes.Contains([]byte{mochi.OnPacketRead, mochi.OnPacketEncode, mochi.OnDisconnect}, []byte{b})
+}
+
+func (h *idHook) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	var ack byte
+	switch {
+	case pk.FixedHeader.Type == packets.Subscribe:
+		ack = packets.Suback
+	case pk.FixedHeader.Type == packets.Unsubscribe:
+		ack = packets.Unsuback
+	case pk.FixedHeader.Type == packets.Publish && pk.FixedHeader.Qos == 1:
+		ack = packets.Puback
+	default:
+		// QoS 2 keeps its id: mochi tracks the exchange under it.
+		return pk, nil
+	}
+	if pk.PacketID == 0 {
+		return pk, nil
+	}
+	if _, clash := cl.State.Inflight.Get(pk.PacketID); !clash {
+		return pk, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// From the top down: mochi numbers its publishes upwards from 1, so a
+	// high id stays free while the packet is handled.
+	for id := uint16(math.MaxUint16); id > 0; id-- {
+		k := renameKey{cl, ack, id}
+		if _, used := h.renamed[k]; used {
+			continue
+		}
+		if _, used := cl.State.Inflight.Get(id); used {
+			continue
+		}
+		h.renamed[k] = pk.PacketID
+		h.n.Add(1)
+		pk.PacketID = id
+		break
+	}
+	return pk, nil
+}
+
+func (h *idHook) OnPacketEncode(cl *mochi.Client, pk packets.Packet) packets.Packet {
+	switch pk.FixedHeader.Type {
+	case packets.Puback, packets.Suback, packets.Unsuback:
+	default:
+		return pk
+	}
+	if h.n.Load() == 0 {
+		return pk
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := renameKey{cl, pk.FixedHeader.Type, pk.PacketID}
+	if orig, ok := h.renamed[k]; ok {
+		pk.PacketID = orig
+		delete(h.renamed, k)
+		h.n.Add(-1)
+	}
+	return pk
+}
+
+// OnDisconnect forgets renames whose acknowledgement was never sent.
+func (h *idHook) OnDisconnect(cl *mochi.Client, _ error, _ bool) {
+	if h.n.Load() == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k := range h.renamed {
+		if k.cl == cl {
+			delete(h.renamed, k)
+			h.n.Add(-1)
+		}
+	}
+}
+
+// retainHook works around a data race in mochi-mqtt v2.7.9 (upstream issue
+// #200): a retained PUBLISH writes the topic's retain path under the topic
+// node's lock, while a SUBSCRIBE with a wildcard reads it without that lock
+// when it collects the retained messages for the new subscriber. The hook
+// runs those two kinds of packet one at a time: it takes its lock when such
+// a packet has been read and releases it when mochi has processed it. The
+// packets mochi refuses before processing (and so before
+// OnPacketProcessed) are left alone, by the same validation mochi does.
+type retainHook struct {
+	mochi.HookBase
+	aliasMax uint16
+	mu       sync.Mutex
+}
+
+func (h *retainHook) ID() string { return "towerd-retain-order" }
+
+func (h *retainHook) Provides(b byte) bool {
+	return b == mochi.OnPacketRead || b == mochi.OnPacketProcessed
+}
+
+// serialised reports whether mochi will process pk with the hook's lock
+// held; it must give the same answer for the same packet in both hooks.
+func (h *retainHook) serialised(pk packets.Packet) bool {
+	switch pk.FixedHeader.Type {
+	case packets.Subscribe:
+		return pk.SubscribeValidate() == packets.CodeSuccess
+	case packets.Publish:
+		return pk.FixedHeader.Retain && pk.PublishValidate(h.aliasMax) == packets.CodeSuccess
+	}
+	return false
+}
+
+func (h *retainHook) OnPacketRead(cl *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	if h.serialised(pk) {
+		h.mu.Lock()
+	}
+	return pk, nil
+}
+
+func (h *retainHook) OnPacketProcessed(cl *mochi.Client, pk packets.Packet, err error) {
+	if h.serialised(pk) {
+		h.mu.Unlock()
+	}
+}

@@ -161,7 +161,7 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 		SetAutoAckDisabled(true).
 		SetAutoReconnect(true).
 		SetConnectRetry(true).
-		SetConnectRetryInterval(time.Second).
+		SetConnectRetryInterval(min(time.Second, cfg.MaxReconnectInterval)).
 		SetMaxReconnectInterval(cfg.MaxReconnectInterval).
 		SetKeepAlive(cfg.KeepAlive).
 		SetPingTimeout(10*time.Second).

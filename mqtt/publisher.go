@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,9 +45,21 @@ func (s *trackStore) Put(key string, m packets.ControlPacket) {
 	s.inner.Put(key, m)
 }
 
-func (s *trackStore) Get(key string) packets.ControlPacket { return s.inner.Get(key) }
-func (s *trackStore) All() []string                        { return s.inner.All() }
-func (s *trackStore) Close()                               { s.inner.Close() }
+// Get returns a copy of a stored PUBLISH: paho v1.5.1 sets the DUP flag on
+// what the store returns while resuming a session, and the packet it
+// stored may at that moment still be written out by the publish that
+// stored it (a data race, and a torn header on the wire).
+func (s *trackStore) Get(key string) packets.ControlPacket {
+	m := s.inner.Get(key)
+	if p, ok := m.(*packets.PublishPacket); ok {
+		cp := *p
+		return &cp
+	}
+	return m
+}
+
+func (s *trackStore) All() []string { return s.inner.All() }
+func (s *trackStore) Close()        { s.inner.Close() }
 
 func (s *trackStore) Del(key string) {
 	s.inner.Del(key)
@@ -84,9 +97,11 @@ const (
 	maxEvents = 64
 )
 
-// publisher owns every paho Publish: one goroutine publishes outbox entries
-// in order, then everything else, so the roll loop never waits for the
-// network and results reach the broker in sequence order.
+// publisher owns every paho Publish: one goroutine publishes, in the order
+// they were made, outbox entries (results and errors, in sequence order),
+// other answers, state changes and events, so the roll loop never waits
+// for the network and a display sees tumbling → settling → reading →
+// result → idle as they happened.
 type publisher struct {
 	c     *Client
 	pubMu sync.Mutex // one Publish at a time, so trackStore binds the right entry
@@ -94,17 +109,32 @@ type publisher struct {
 	mu         sync.Mutex
 	wake       chan struct{}
 	stopped    chan struct{}
-	tracked    []*outbox.Entry
-	plainQ     []message
-	events     []message
+	queue      []item
+	nPlain     int    // plain items in queue
+	nEvents    int    // event items in queue
 	state      []byte // newest state, re-sent on every connect
-	stateDirty bool
 	onConnect  bool
 	present    bool // session present at the last connect
 	onlineWork bool
 	discWork   bool
 	discovery  []message
 }
+
+// item is one message waiting for the publisher.
+type item struct {
+	kind  itemKind
+	entry *outbox.Entry // kind entry: published on the result or error topic
+	msg   message       // the other kinds
+}
+
+type itemKind uint8
+
+const (
+	itemEntry itemKind = iota
+	itemPlain
+	itemState
+	itemEvent
+)
 
 func newPublisher(c *Client) *publisher {
 	p := &publisher{c: c, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
@@ -126,10 +156,25 @@ func (p *publisher) kick() {
 	}
 }
 
+// push queues it (p.mu held).
+func (p *publisher) push(it item) {
+	p.queue = append(p.queue, it)
+}
+
+// dropFirst removes the oldest queued item of kind k (p.mu held).
+func (p *publisher) dropFirst(k itemKind) {
+	for i, it := range p.queue {
+		if it.kind == k {
+			p.queue = append(p.queue[:i], p.queue[i+1:]...)
+			return
+		}
+	}
+}
+
 // send queues an outbox entry; it stays in the outbox until acknowledged.
 func (p *publisher) send(e *outbox.Entry) {
 	p.mu.Lock()
-	p.tracked = append(p.tracked, e)
+	p.push(item{kind: itemEntry, entry: e})
 	p.mu.Unlock()
 	p.kick()
 }
@@ -146,28 +191,47 @@ func (p *publisher) again(e *outbox.Entry) {
 
 func (p *publisher) plain(topic string, qos byte, retain bool, payload []byte) {
 	p.mu.Lock()
-	if len(p.plainQ) >= maxPlain {
-		p.c.log.Warn("mqtt: too many messages waiting for the broker; dropping the oldest", "topic", p.plainQ[0].topic)
-		p.plainQ = p.plainQ[1:]
+	if p.nPlain >= maxPlain {
+		p.c.log.Warn("mqtt: too many messages waiting for the broker; dropping the oldest")
+		p.dropFirst(itemPlain)
+		p.nPlain--
 	}
-	p.plainQ = append(p.plainQ, message{topic, qos, retain, payload})
+	p.push(item{kind: itemPlain, msg: message{topic, qos, retain, payload}})
+	p.nPlain++
 	p.mu.Unlock()
 	p.kick()
 }
 
+// setState queues a state change. Every change goes out while the broker
+// is there; while it is away only the newest is kept (it is retained, and
+// a display that was away wants the present, not the history).
 func (p *publisher) setState(b []byte) {
+	away := !p.c.Connected()
 	p.mu.Lock()
-	p.state, p.stateDirty = b, true
+	p.state = b
+	if away {
+		q := p.queue[:0]
+		for _, it := range p.queue {
+			if it.kind != itemState {
+				q = append(q, it)
+			}
+		}
+		clear(p.queue[len(q):])
+		p.queue = q
+	}
+	p.push(item{kind: itemState, msg: message{p.c.t.state, 1, true, b}})
 	p.mu.Unlock()
 	p.kick()
 }
 
 func (p *publisher) event(b []byte) {
 	p.mu.Lock()
-	if len(p.events) >= maxEvents {
-		p.events = p.events[1:]
+	if p.nEvents >= maxEvents {
+		p.dropFirst(itemEvent)
+		p.nEvents--
 	}
-	p.events = append(p.events, message{p.c.t.event, 0, false, b})
+	p.push(item{kind: itemEvent, msg: message{p.c.t.event, 0, false, b}})
+	p.nEvents++
 	p.mu.Unlock()
 	p.kick()
 }
@@ -223,18 +287,15 @@ func (p *publisher) loop() {
 func (p *publisher) round() bool {
 	p.mu.Lock()
 	connect, present, online, disc := p.onConnect, p.present, p.onlineWork, p.discWork
-	tracked, plain, events := p.tracked, p.plainQ, p.events
-	var state []byte
-	if p.stateDirty || connect {
-		state = p.state
-	}
-	p.onConnect, p.onlineWork, p.discWork, p.stateDirty = false, false, false, false
-	p.tracked, p.plainQ, p.events = nil, nil, nil
+	queue, state := p.queue, p.state
+	p.onConnect, p.onlineWork, p.discWork = false, false, false
+	p.queue, p.nPlain, p.nEvents = nil, 0, 0
 	p.mu.Unlock()
-	if !connect && !online && !disc && len(tracked)+len(plain)+len(events) == 0 && state == nil {
+	if !connect && !online && !disc && len(queue) == 0 {
 		return false
 	}
 	c := p.c
+	var restore []message
 	if connect {
 		c.log.Debug("mqtt: connected", "broker", c.cfg.Broker, "session_present", present)
 		if !p.subscribe() {
@@ -247,7 +308,7 @@ func (p *publisher) round() bool {
 				// restore discovery and the last result.
 				disc = p.discovery != nil
 				if last := c.store.Last(); last != nil && c.store.Durable(last) && c.store.Delivered(last) {
-					plain = append(plain, message{c.t.result, 1, true, last.Payload})
+					restore = append(restore, message{c.t.result, 1, true, last.Payload})
 				}
 			}
 		}
@@ -255,28 +316,29 @@ func (p *publisher) round() bool {
 	if online && !p.closing() {
 		p.publish(c.t.status, 1, true, []byte("online"), 0)
 	}
-	c.log.Debug("DBG round", "disc", disc, "online", online, "tracked", len(tracked), "plain", len(plain))
 	if disc {
 		for _, m := range p.discovery {
 			p.publish(m.topic, m.qos, m.retain, m.payload, 0)
 		}
 	}
+	for _, m := range restore {
+		p.publish(m.topic, m.qos, m.retain, m.payload, 0)
+	}
+	if connect && state != nil && !slices.ContainsFunc(queue, func(it item) bool { return it.kind == itemState }) {
+		p.publish(c.t.state, 1, true, state, 0)
+	}
 	last := c.store.Last()
-	for _, e := range tracked {
+	for _, it := range queue {
+		if it.kind != itemEntry {
+			p.publish(it.msg.topic, it.msg.qos, it.msg.retain, it.msg.payload, 0)
+			continue
+		}
+		e := it.entry
 		topic, retain := c.t.error, false
 		if e.Kind == outbox.Result {
 			topic, retain = c.t.result, e == last
 		}
 		p.publish(topic, 1, retain, e.Payload, e.N)
-	}
-	for _, m := range plain {
-		p.publish(m.topic, m.qos, m.retain, m.payload, 0)
-	}
-	if state != nil {
-		p.publish(c.t.state, 1, true, state, 0)
-	}
-	for _, m := range events {
-		p.publish(m.topic, m.qos, m.retain, m.payload, 0)
 	}
 	return true
 }
@@ -310,7 +372,7 @@ func (p *publisher) subscribe() bool {
 	}
 	if st, ok := tok.(*paho.SubscribeToken); ok {
 		for topic, q := range st.Result() {
-			if q == 0x80 {
+			if q >= 0x80 {
 				c.log.Error("mqtt: the broker refused a subscription (check its access rules)", "topic", topic)
 				return false
 			}

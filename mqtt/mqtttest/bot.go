@@ -85,7 +85,11 @@ func NewBot(tb testing.TB, url, prefix string, opt BotOptions) *Bot {
 		SetUsername(opt.Username).SetPassword(opt.Password).
 		SetCleanSession(false).SetOrderMatters(false).
 		SetAutoReconnect(true).SetConnectRetry(true).
-		SetConnectRetryInterval(100 * time.Millisecond).SetMaxReconnectInterval(500 * time.Millisecond).
+		SetConnectRetryInterval(100 * time.Millisecond).SetMaxReconnectInterval(100 * time.Millisecond).
+		// paho's Publish waits this long when it catches the connection
+		// just as it drops (30 s by default); the message is stored and
+		// sent after the reconnect either way.
+		SetWriteTimeout(time.Second).
 		SetOnConnectHandler(func(pc paho.Client) { b.subscribe(pc) })
 	b.pc = paho.NewClient(opts)
 	b.pc.AddRoute(prefix+"/result", b.onResult)
@@ -110,6 +114,12 @@ func (b *Bot) subscribe(pc paho.Client) {
 	b.mu.Unlock()
 	tok := pc.SubscribeMultiple(f, nil)
 	tok.Wait()
+	if err := refused(tok); err != nil {
+		// Logged, not fatal: this runs on paho's goroutine. The bot then
+		// never signals subscribed, so NewBot fails.
+		b.tb.Logf("mqtttest: bot %s: %v", b.opt.ClientID, err)
+		return
+	}
 	if tok.Error() == nil {
 		select {
 		case b.subscribed <- struct{}{}:
@@ -127,9 +137,28 @@ func (b *Bot) Watch(filter string) {
 	b.pc.AddRoute(filter, func(_ paho.Client, m paho.Message) {
 		b.update(func() { b.watched = append(b.watched, Message{m.Topic(), m.Payload(), m.Retained()}) })
 	})
-	if tok := b.pc.Subscribe(filter, 1, nil); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
+	tok := b.pc.Subscribe(filter, 1, nil)
+	if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
 		b.tb.Fatalf("mqtttest: subscribe %s: %v", filter, tok.Error())
 	}
+	if err := refused(tok); err != nil {
+		b.tb.Fatalf("mqtttest: %v", err)
+	}
+}
+
+// refused reports a subscription the broker did not grant (a SUBACK return
+// code of 0x80 or more), which paho does not treat as an error.
+func refused(tok paho.Token) error {
+	st, ok := tok.(*paho.SubscribeToken)
+	if !ok {
+		return nil
+	}
+	for filter, code := range st.Result() {
+		if code >= 0x80 {
+			return fmt.Errorf("the broker refused the subscription to %s (code %#x)", filter, code)
+		}
+	}
+	return nil
 }
 
 func (b *Bot) update(f func()) {
