@@ -33,6 +33,10 @@ var (
 	ErrFault = errors.New("hardware fault")
 	// ErrStopped: the tumble was stopped by Off, Close or a signal.
 	ErrStopped = errors.New("motor stopped")
+	// ErrShutdown: the process is stopping (OffOnSignal saw a signal): the
+	// tumble was stopped, or refused, and the motor stays off from then on.
+	// The roll it served was aborted, not failed.
+	ErrShutdown = errors.New("motor off for shutdown")
 	// ErrBusy: another tumble is running.
 	ErrBusy = errors.New("motor busy")
 	// ErrClosed: the tower was closed.
@@ -242,7 +246,7 @@ func (t *Tower) OffOnSignal(sigs ...os.Signal) (stop func()) {
 			select {
 			case s := <-c:
 				t.log.Info("hw: signal, motor off", "signal", s.String())
-				if err := t.motor.Off(); err != nil {
+				if err := t.motor.shutdown(); err != nil {
 					t.log.Error("hw: motor off on signal", "err", err)
 				}
 				_ = t.light.Off()

@@ -26,7 +26,8 @@ type motor struct {
 	duty     dutyLog
 	closed   bool
 	abort    chan struct{} // closed to stop the running tumble; nil when idle
-	abortWhy string        // "off" or "close" once abort is closed
+	abortWhy string        // "off", "signal" or "close" once abort is closed
+	stopping bool          // a signal came: no more tumbles
 
 	obsMu   sync.Mutex
 	obs     func(MotorEvent)
@@ -134,6 +135,10 @@ func (m *motor) Tumble(ctx context.Context, p Profile) (err error) {
 		m.mu.Unlock()
 		return fmt.Errorf("hw: motor: tumble: %w", ErrClosed)
 	}
+	if m.stopping {
+		m.mu.Unlock()
+		return fmt.Errorf("hw: motor: tumble refused: %w", ErrShutdown)
+	}
 	start := m.clk.Now()
 	if err := m.duty.admit(start, min(total, m.cfg.MaxOn)); err != nil {
 		m.mu.Unlock()
@@ -213,8 +218,11 @@ func (m *motor) aborted(reason *string) error {
 	m.mu.Lock()
 	*reason = m.abortWhy
 	m.mu.Unlock()
-	if *reason == "close" {
+	switch *reason {
+	case "close":
 		return fmt.Errorf("hw: motor: tumble: %w", ErrClosed)
+	case "signal":
+		return fmt.Errorf("hw: motor: tumble stopped by a signal: %w: %w", ErrStopped, ErrShutdown)
 	}
 	return fmt.Errorf("hw: motor: tumble stopped by %s: %w", *reason, ErrStopped)
 }
@@ -276,6 +284,20 @@ func (m *motor) Off() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.abortLocked("off")
+}
+
+// shutdown switches the motor off for good because the process is
+// stopping: a running tumble fails with ErrShutdown and later ones are
+// refused, so the roll loop cannot start the motor again before its own
+// shutdown reaches it.
+func (m *motor) shutdown() error {
+	if m.drv == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stopping = true
+	return m.abortLocked("signal")
 }
 
 func (m *motor) abortLocked(why string) error {

@@ -116,7 +116,7 @@ func TestEveryExitLeavesMotorOff(t *testing.T) {
 			if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
 				t.Fatal(err)
 			}
-		}, hw.ErrStopped, "off"},
+		}, hw.ErrShutdown, "signal"},
 		{"guard", time.Second, func(t *testing.T, s *hwtest.Sim, clk *clock.Fake, _ context.CancelFunc) {
 			err := func() (err error) {
 				defer s.Guard(&err)
@@ -164,6 +164,28 @@ func TestEveryExitLeavesMotorOff(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// After a signal the motor stays off: the roll loop, which learns of the
+// shutdown a moment later, cannot start it again.
+func TestSignalKeepsMotorOff(t *testing.T) {
+	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
+	stop := s.OffOnSignal(syscall.SIGUSR1)
+	done := tumble(s, context.Background(), hw.Profile{Run: time.Second})
+	clk.BlockUntil(2)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, hw.ErrShutdown) || !errors.Is(err, hw.ErrStopped) {
+		t.Fatalf("tumble during the signal: %v", err)
+	}
+	stop()
+	if err := s.Motor.Tumble(context.Background(), hw.Profile{Run: time.Second}); !errors.Is(err, hw.ErrShutdown) {
+		t.Fatalf("tumble after the signal: %v, want ErrShutdown", err)
+	}
+	if !s.MotorIdle() {
+		t.Fatal("motor lines not idle")
 	}
 }
 

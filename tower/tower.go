@@ -384,7 +384,7 @@ func (l *Loop) roll(ctx context.Context, req *rules.Request, in *mqtt.Incoming, 
 			}
 		}
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, errShutdown) {
 		// Stopping: the request stays unanswered and is rolled after the
 		// restart; a button roll is simply dropped.
 		l.log.Info("tower: roll aborted by shutdown", "id", req.ID)
@@ -478,6 +478,9 @@ func (l *Loop) tumbleRead(ctx context.Context, id string, dice []rules.Die, acce
 	return lk, err
 }
 
+// errShutdown: the motor was switched off because towerd is stopping.
+var errShutdown = errors.New("tower: stopping")
+
 // once is one tumble: the eyes watch while the motor runs.
 func (l *Loop) once(parent context.Context, id string, dice []rules.Die) (lk Look, err error) {
 	ctx, cancel := context.WithCancel(parent)
@@ -508,6 +511,11 @@ func (l *Loop) once(parent context.Context, id string, dice []rules.Die) (lk Loo
 		<-lookc
 		if parent.Err() != nil {
 			return Look{}, parent.Err()
+		}
+		if errors.Is(terr, hw.ErrShutdown) {
+			// A signal switched the motor off a moment before the
+			// shutdown reaches ctx: an abort, not a fault.
+			return Look{}, fmt.Errorf("%w: %w", errShutdown, terr)
 		}
 		if errors.Is(terr, hw.ErrBusy) {
 			return Look{}, fmt.Errorf("%w: %v", ErrHardware, terr)

@@ -471,8 +471,8 @@ func TestSettleTimeout(t *testing.T) {
 	}
 }
 
-func TestShutdownMidRoll(t *testing.T) {
-	out, motor := newOut(), &fakeMotor{block: true, started: make(chan struct{}, 1)}
+// runBare runs a loop with no button, eyes that read ones and no history.
+func runBare(t *testing.T, motor *fakeMotor, out *fakeOut) (context.CancelFunc, <-chan error) {
 	l, err := New(Config{Tower: "t", Default: req(t, `{"system":"dice","expr":"d6"}`), AutoRoll: true,
 		Clock: clock.NewFake(time.Unix(0, 0))}, motor, nil, &scriptEyes{}, out, nil)
 	if err != nil {
@@ -481,6 +481,12 @@ func TestShutdownMidRoll(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
+	return cancel, done
+}
+
+func TestShutdownMidRoll(t *testing.T) {
+	out, motor := newOut(), &fakeMotor{block: true, started: make(chan struct{}, 1)}
+	cancel, done := runBare(t, motor, out)
 	out.reqs <- &mqtt.Incoming{Request: req(t, `{"id":"x","system":"dice","expr":"d6"}`)}
 	<-motor.started
 	cancel()
@@ -516,3 +522,29 @@ func TestPanicLeavesMotorOff(t *testing.T) {
 }
 
 func rect(x, y int) image.Rectangle { return image.Rect(x, y, x+30, y+30) }
+
+// A signal switches the motor off (hw.OffOnSignal) a moment before the
+// shutdown reaches the loop: the roll is aborted, not answered with a
+// hardware error, and the tower does not go to fault.
+func TestSignalMidRollIsAnAbort(t *testing.T) {
+	out := newOut()
+	motor := &fakeMotor{fail: fmt.Errorf("hw: motor: tumble stopped by a signal: %w: %w", hw.ErrStopped, hw.ErrShutdown),
+		started: make(chan struct{}, 1)}
+	cancel, done := runBare(t, motor, out)
+	out.reqs <- &mqtt.Incoming{Request: req(t, `{"id":"x","system":"dice","expr":"d6"}`)}
+	<-motor.started
+	out.reqs <- &mqtt.Incoming{Request: req(t, `{"id":"y","system":"dice","expr":"d6"}`)}
+	<-motor.started // the loop is sequential: x is over
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(out.results)+len(out.errs) != 0 {
+		t.Fatal("a roll stopped by the shutdown signal was answered; it must stay in the journal")
+	}
+	for _, h := range out.history() {
+		if h == "state "+StateFault {
+			t.Fatalf("the tower went to fault on a shutdown: %v", out.history())
+		}
+	}
+}

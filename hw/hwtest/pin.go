@@ -44,6 +44,7 @@ type Pin struct {
 	hook      func(Change)
 	fault     func(l gpio.Level, d gpio.Duty) error
 	waits     int
+	entered   chan struct{} // closed at the next entry into WaitForEdge
 	foreverWs int
 }
 
@@ -132,6 +133,10 @@ func (p *Pin) WaitForEdge(timeout time.Duration) bool {
 	}
 	p.mu.Lock()
 	p.waits++
+	if p.entered != nil {
+		close(p.entered)
+		p.entered = nil
+	}
 	if timeout <= 0 {
 		p.foreverWs++
 	}
@@ -162,6 +167,35 @@ func (p *Pin) WaitForEdge(timeout time.Duration) bool {
 	case <-p.halt:
 		stop()
 		return false
+	}
+}
+
+// Waits counts the calls of WaitForEdge so far.
+func (p *Pin) Waits() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waits
+}
+
+// AwaitWaits returns once WaitForEdge has been called more than n times in
+// all, or at once when nobody watches the pin's edges (edge detection off
+// or the pin halted).
+func (p *Pin) AwaitWaits(n int) {
+	for {
+		p.mu.Lock()
+		if p.waits > n || !p.edgeOn || p.halted {
+			p.mu.Unlock()
+			return
+		}
+		if p.entered == nil {
+			p.entered = make(chan struct{})
+		}
+		ch := p.entered
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-p.halt:
+		}
 	}
 }
 

@@ -106,14 +106,24 @@ func (s *Sim) SetButton(pressed bool) {
 }
 
 // Press presses the button, holds it for hold (0: three debounce times)
-// on the sim's clock, and releases it: one Press event. With a fake clock
-// the caller must advance it while Press waits.
+// on the sim's clock, and releases it: one Press event. It releases only
+// once the watcher has gone back to waiting for edges after the hold, so
+// it has looked at the pressed level whatever the machine's load (on a
+// busy CI machine the watcher may run long after the edge). With a fake
+// clock the caller must advance it while Press waits.
 func (s *Sim) Press(hold time.Duration) {
 	if hold <= 0 {
 		hold = 3 * s.cfg.Button.Debounce
 	}
 	s.SetButton(true)
+	if s.ButtonPin == nil {
+		return
+	}
+	// Set has returned: the watcher took the edge and waits out the
+	// debounce. Its next wait comes after it sampled the level.
+	n := s.ButtonPin.Waits()
 	<-s.Clock.After(hold)
+	s.ButtonPin.AwaitWaits(n)
 	s.SetButton(false)
 }
 
