@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -28,7 +26,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	useSim := flags.Bool("sim", false, "calibrate the simulated camera (rendered tray) instead of the real one")
 	seed := flags.Uint64("seed", 1, "with --sim: the simulated tray's seed")
 	stateDir := flags.String("state-dir", "", "where to save the calibration (default: tower.state_dir of the configuration)")
-	cfgPath := flags.String("config", "", "configuration file (default "+config.DefaultPath+", or the defaults when it does not exist)")
+	cfgPath := flags.String("config", "", configFlagHelp)
 	force := flags.Bool("force", false, "save the calibration even when problems were found")
 	if err := ParseFlags(flags, args); err != nil {
 		return err
@@ -37,14 +35,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 		flags.Usage()
 		return Exit(2, "")
 	}
-	file := *cfgPath
-	if file == "" {
-		file = config.DefaultPath
-	}
-	cfg, err := config.Load(file)
-	if *cfgPath == "" && errors.Is(err, fs.ErrNotExist) {
-		cfg, err = config.Default(), nil
-	}
+	cfg, _, _, err := loadConfig(*cfgPath)
 	if err != nil {
 		return Exit(2, err.Error())
 	}

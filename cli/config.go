@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/towerd/towerd/config"
 )
@@ -62,7 +61,7 @@ func configCheck(env *Env, args []string) error {
 func configShow(env *Env, args []string) error {
 	c := &Command{Name: "config show", Usage: "config show [--config FILE]", Summary: "Print the effective configuration: defaults and derived keys filled in, secrets masked."}
 	flags := NewFlagSet(env, c)
-	path := flags.String("config", "", "configuration file (default "+config.DefaultPath+", or the defaults when it does not exist)")
+	path := flags.String("config", "", configFlagHelp)
 	if err := ParseFlags(flags, args); err != nil {
 		return err
 	}
@@ -70,14 +69,9 @@ func configShow(env *Env, args []string) error {
 		flags.Usage()
 		return Exit(2, "")
 	}
-	file := *path
-	if file == "" {
-		file = config.DefaultPath
-	}
-	cfg, err := config.Load(file)
-	if *path == "" && errors.Is(err, fs.ErrNotExist) {
+	cfg, file, defaulted, err := loadConfig(*path)
+	if defaulted {
 		fmt.Fprintf(env.Stdout, "# %s does not exist: these are the defaults\n", file)
-		cfg, err = config.Default(), nil
 	}
 	var errs config.Errors
 	if errors.As(err, &errs) {

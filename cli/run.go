@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -53,7 +52,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	c := commands["run"]
 	flags := NewFlagSet(env, c)
 	var o runOpts
-	flags.StringVar(&o.configPath, "config", "", "configuration file (default "+config.DefaultPath+"; the defaults when it does not exist)")
+	flags.StringVar(&o.configPath, "config", "", configFlagHelp)
 	flags.BoolVar(&o.sim, "sim", false, "simulated tower: fake GPIO, simulated dice; press Enter to press the button")
 	flags.BoolVar(&o.simCamera, "sim-camera", false, "with --sim: render tray photos and read them with the vision reader instead of drawing faces directly")
 	flags.DurationVar(&o.simTumble, "sim-tumble", 50*time.Millisecond, "with --sim: how long the simulated motor runs")
@@ -84,14 +83,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 // without a file or --state-dir keeps its state in the user's state
 // directory, so it works without root.
 func loadRunConfig(o runOpts) (*config.Config, error) {
-	file := o.configPath
-	if file == "" {
-		file = config.DefaultPath
-	}
-	cfg, err := config.Load(file)
-	if o.configPath == "" && errors.Is(err, fs.ErrNotExist) {
-		cfg, err = config.Default(), nil
-	}
+	cfg, _, _, err := loadConfig(o.configPath)
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		return nil, Exit(2, err.Error())

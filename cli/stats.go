@@ -65,14 +65,7 @@ func runStats(ctx context.Context, env *Env, args []string) error {
 // config.DefaultPath when path is empty, or of the defaults when that file
 // does not exist.
 func statsStateDir(path string) (string, error) {
-	file := path
-	if file == "" {
-		file = config.DefaultPath
-	}
-	cfg, err := config.Load(file)
-	if path == "" && errors.Is(err, fs.ErrNotExist) {
-		cfg, err = config.Default(), nil
-	}
+	cfg, _, _, err := loadConfig(path)
 	if err != nil {
 		return "", Exit(2, err.Error())
 	}
