@@ -156,6 +156,16 @@ func TestRunSim(t *testing.T) {
 	if _, events := seen(); !strings.Contains(strings.Join(events, " "), "button motor_start motor_stop") {
 		t.Fatalf("events %v", events)
 	}
+	// The statistics follow every roll, retained on the stats topic.
+	bot.Wait("stats counting the button roll", 60*time.Second, func() bool {
+		for _, m := range bot.Watched() {
+			var st struct{ Results int }
+			if strings.HasSuffix(m.Topic, "/stats") && json.Unmarshal(m.Payload, &st) == nil && st.Results == 3 {
+				return true
+			}
+		}
+		return false
+	})
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, errw.String())

@@ -305,6 +305,17 @@ func (c *Client) PublishState(state, requestID string, queue int) error {
 	return nil
 }
 
+// PublishStats sends the tower's statistics (a JSON object, the payload of
+// `towerd stats --json`), retained on <prefix>/stats at QoS 1. Only the
+// newest waits while the broker is away. It does not block.
+func (c *Client) PublishStats(payload []byte) error {
+	if !json.Valid(payload) {
+		return errors.New("mqtt: stats payload is not JSON")
+	}
+	c.pub.setStats(payload)
+	return nil
+}
+
 // PublishEvent sends {"event": event, "tower": ..., "at": ..., fields...}
 // at QoS 0: dropped while the broker is away. It does not block.
 func (c *Client) PublishEvent(event string, fields map[string]any) error {

@@ -230,8 +230,10 @@ func TestRequestsResultsAndErrors(t *testing.T) {
 		}
 
 		// State (retained) and events reach subscribers.
+		// Every state change goes out, in order with the events.
 		bot.Watch("dicetower/t1/state")
 		bot.Watch("dicetower/t1/event")
+		bot.Watch("dicetower/t1/stats")
 		if err := tw.c.PublishState("tumbling", "r9", 2); err != nil {
 			t.Fatal(err)
 		}
@@ -239,13 +241,47 @@ func TestRequestsResultsAndErrors(t *testing.T) {
 			t.Error("unknown state accepted")
 		}
 		tw.c.PublishEvent("motor_start", map[string]any{"ms": 1200})
-		bot.Wait("state and event", guard, func() bool {
-			var state, event bool
-			for _, m := range bot.Watched() {
-				state = state || strings.Contains(string(m.Payload), `{"state":"tumbling","request":"r9","queue":2}`)
-				event = event || (m.Topic == "dicetower/t1/event" && strings.Contains(string(m.Payload), `"event":"motor_start"`) && strings.Contains(string(m.Payload), `"ms":1200`))
+		for _, st := range []string{"settling", "reading", "idle"} {
+			tw.c.PublishState(st, "", 0)
+		}
+		if err := tw.c.PublishStats([]byte(`{"rolls":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.c.PublishStats([]byte(`{"rolls":`)); err == nil {
+			t.Error("stats that are not JSON accepted")
+		}
+		var seen []string
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("seen %q", seen)
 			}
-			return state && event
+		})
+		bot.Wait("states, event and stats", guard, func() bool {
+			seen = seen[:0]
+			for _, m := range bot.Watched() {
+				var v struct{ State, Event string }
+				json.Unmarshal(m.Payload, &v)
+				switch {
+				case strings.HasSuffix(m.Topic, "/stats") && string(m.Payload) == `{"rolls":1}` && m.Retained == false:
+					seen = append(seen, "stats")
+				case v.State != "" && v.State != "idle" || v.State == "idle" && len(seen) > 0:
+					seen = append(seen, v.State)
+				case v.Event != "" && strings.Contains(string(m.Payload), `"ms":1200`):
+					seen = append(seen, v.Event)
+				}
+			}
+			return strings.Join(seen, " ") == "tumbling motor_start settling reading idle stats"
+		})
+		// The stats are retained for a subscriber arriving later.
+		late := mqtttest.NewBot(t, b.URL(), "dicetower/t1", mqtttest.BotOptions{ClientID: "late-" + t.Name()})
+		late.Watch("dicetower/t1/stats")
+		late.Wait("retained stats", guard, func() bool {
+			for _, m := range late.Watched() {
+				if m.Retained && string(m.Payload) == `{"rolls":1}` {
+					return true
+				}
+			}
+			return false
 		})
 	})
 }

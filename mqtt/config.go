@@ -388,8 +388,8 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 
 // topics is the topic tree of one tower.
 type topics struct {
-	status, state, roll, result, error, event string
-	haStatus                                  string
+	status, state, roll, result, error, event, stats string
+	haStatus                                         string
 }
 
 func (c Config) topics() topics {
@@ -397,6 +397,7 @@ func (c Config) topics() topics {
 	return topics{
 		status: p + "/status", state: p + "/state", roll: p + "/roll",
 		result: p + "/result", error: p + "/error", event: p + "/event",
+		stats:    p + "/stats",
 		haStatus: c.HomeAssistant.Prefix + "/status",
 	}
 }

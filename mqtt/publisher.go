@@ -113,6 +113,7 @@ type publisher struct {
 	nPlain     int    // plain items in queue
 	nEvents    int    // event items in queue
 	state      []byte // newest state, re-sent on every connect
+	stats      []byte // newest statistics, restored when the broker lost them
 	onConnect  bool
 	present    bool // session present at the last connect
 	onlineWork bool
@@ -134,6 +135,7 @@ const (
 	itemPlain
 	itemState
 	itemEvent
+	itemStats
 )
 
 func newPublisher(c *Client) *publisher {
@@ -224,6 +226,17 @@ func (p *publisher) setState(b []byte) {
 	p.kick()
 }
 
+// setStats queues the statistics, replacing any not yet sent: each one is
+// a whole snapshot.
+func (p *publisher) setStats(b []byte) {
+	p.mu.Lock()
+	p.stats = b
+	p.dropFirst(itemStats)
+	p.push(item{kind: itemStats, msg: message{p.c.t.stats, 1, true, b}})
+	p.mu.Unlock()
+	p.kick()
+}
+
 func (p *publisher) event(b []byte) {
 	p.mu.Lock()
 	if p.nEvents >= maxEvents {
@@ -287,7 +300,7 @@ func (p *publisher) loop() {
 func (p *publisher) round() bool {
 	p.mu.Lock()
 	connect, present, online, disc := p.onConnect, p.present, p.onlineWork, p.discWork
-	queue, state := p.queue, p.state
+	queue, state, stats := p.queue, p.state, p.stats
 	p.onConnect, p.onlineWork, p.discWork = false, false, false
 	p.queue, p.nPlain, p.nEvents = nil, 0, 0
 	p.mu.Unlock()
@@ -309,6 +322,9 @@ func (p *publisher) round() bool {
 				disc = p.discovery != nil
 				if last := c.store.Last(); last != nil && c.store.Durable(last) && c.store.Delivered(last) {
 					restore = append(restore, message{c.t.result, 1, true, last.Payload})
+				}
+				if stats != nil && !slices.ContainsFunc(queue, func(it item) bool { return it.kind == itemStats }) {
+					restore = append(restore, message{c.t.stats, 1, true, stats})
 				}
 			}
 		}

@@ -83,7 +83,9 @@ func NewBot(tb testing.TB, url, prefix string, opt BotOptions) *Bot {
 	}
 	opts := paho.NewClientOptions().AddBroker(url).SetClientID(opt.ClientID).
 		SetUsername(opt.Username).SetPassword(opt.Password).
-		SetCleanSession(false).SetOrderMatters(false).
+		// In order: tests check the order of what towerd sends; the
+		// handlers only record, so they never block paho.
+		SetCleanSession(false).SetOrderMatters(true).
 		SetAutoReconnect(true).SetConnectRetry(true).
 		SetConnectRetryInterval(100 * time.Millisecond).SetMaxReconnectInterval(100 * time.Millisecond).
 		// paho's Publish waits this long when it catches the connection
@@ -212,9 +214,16 @@ func (b *Bot) onStatus(pc paho.Client, m paho.Message) {
 			}
 		}
 	})
-	for _, p := range resend {
-		pc.Publish(b.prefix+"/roll", 1, false, p)
+	if len(resend) == 0 {
+		return
 	}
+	// Not from this handler: paho runs handlers in order on its router, and
+	// a Publish made there can wait for that router forever.
+	go func() {
+		for _, p := range resend {
+			pc.Publish(b.prefix+"/roll", 1, false, p)
+		}
+	}()
 }
 
 // Send publishes a request (QoS 1) and remembers it under id until it is
