@@ -44,6 +44,7 @@ type runOpts struct {
 	simCamera  bool
 	seed       int64
 	simTumble  time.Duration
+	simMisread int
 	overrides  config.Overrides
 	listenSet  bool
 }
@@ -56,6 +57,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	flags.BoolVar(&o.sim, "sim", false, "simulated tower: fake GPIO, simulated dice; press Enter to press the button")
 	flags.BoolVar(&o.simCamera, "sim-camera", false, "with --sim: render tray photos and read them with the vision reader instead of drawing faces directly")
 	flags.DurationVar(&o.simTumble, "sim-tumble", 50*time.Millisecond, "with --sim: how long the simulated motor runs")
+	flags.IntVar(&o.simMisread, "sim-misread", 0, "with --sim: leave one die of every Nth look unread, to see misreads re-tumble (0: never)")
 	flags.Int64Var(&o.seed, "seed", -1, "with --sim: seed of the simulated dice (reproducible runs); default: real randomness")
 	flags.StringVar(&o.overrides.Broker, "broker", "", "external MQTT broker URL (tcp://, ssl://, ws://); overrides mqtt.broker")
 	flags.StringVar(&o.overrides.Listen, "listen", "", "address of the embedded broker (default 127.0.0.1:1883); overrides mqtt.listen")
@@ -69,8 +71,11 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 		return Exit(2, "")
 	}
 	o.listenSet = o.overrides.Listen != ""
-	if (o.simCamera || o.seed >= 0) && !o.sim {
-		return Exit(2, "towerd run: --sim-camera and --seed need --sim")
+	if (o.simCamera || o.seed >= 0 || o.simMisread != 0) && !o.sim {
+		return Exit(2, "towerd run: --sim-camera, --seed and --sim-misread need --sim")
+	}
+	if o.simMisread < 0 {
+		return Exit(2, fmt.Sprintf("towerd run: --sim-misread must be 0 or more, got %d", o.simMisread))
 	}
 	cfg, err := loadRunConfig(o)
 	if err != nil {
@@ -271,7 +276,9 @@ func openEyes(cfg *config.Config, o runOpts, log *slog.Logger) (tower.Eyes, func
 		if o.seed >= 0 {
 			src = sim.NewSeeded(uint64(o.seed))
 		}
-		return tower.NewEntropyEyes(src), func() {}, rules.SourceSim, nil
+		e := tower.NewEntropyEyes(src)
+		e.MisreadEvery = o.simMisread
+		return e, func() {}, rules.SourceSim, nil
 	}
 	if openCameraEyes == nil {
 		return nil, nil, "", errors.New("this build has no camera reader")

@@ -173,6 +173,44 @@ func TestRunSim(t *testing.T) {
 	bot.WaitStatus(30*time.Second, "offline")
 }
 
+// TestRunSimMisread: with every second look leaving a die unread, the
+// tower re-tumbles (a retumble event over MQTT) and still answers every
+// request with the dice it read.
+func TestRunSimMisread(t *testing.T) {
+	addr := freeAddr(t)
+	out := newLineWriter()
+	env := &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: newLineWriter()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"run", "--sim", "--seed", "2", "--sim-misread", "2", "--listen", addr, "--id", "mis", "--state-dir", t.TempDir()}, env)
+	}()
+	out.waitLine(t, "press Enter")
+	bot := mqtttest.NewBot(t, "tcp://"+addr, "dicetower/mis", mqtttest.BotOptions{})
+	bot.Watch("dicetower/mis/event")
+	bot.WaitStatus(60*time.Second, "online")
+	bot.SendDice("m1", "2d6")
+	bot.SendDice("m2", "2d6")
+	bot.WaitAnswered(60*time.Second, "m1", "m2")
+	for _, id := range []string{"m1", "m2"} {
+		if r := bot.Results(id); len(r) != 1 || r[0].Total < 2 || r[0].Total > 12 {
+			t.Fatalf("%s: %+v %+v", id, r, bot.Errors(id))
+		}
+	}
+	bot.Wait("a retumble event", 60*time.Second, func() bool {
+		for _, m := range bot.Watched() {
+			if strings.Contains(string(m.Payload), `"event":"retumble"`) && strings.Contains(string(m.Payload), "could not be read") {
+				return true
+			}
+		}
+		return false
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
 // child is towerd run as a separate process (the test binary re-executed).
 type child struct {
 	cmd *exec.Cmd

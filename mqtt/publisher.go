@@ -42,13 +42,19 @@ func (s *trackStore) Put(key string, m packets.ControlPacket) {
 		s.expect = 0
 	}
 	s.mu.Unlock()
+	// A copy: paho writes the packet it sends (its length, on every send)
+	// while it may read the stored one to resend it after a reconnect.
+	if p, ok := m.(*packets.PublishPacket); ok {
+		cp := *p
+		m = &cp
+	}
 	s.inner.Put(key, m)
 }
 
 // Get returns a copy of a stored PUBLISH: paho v1.5.1 sets the DUP flag on
-// what the store returns while resuming a session, and the packet it
-// stored may at that moment still be written out by the publish that
-// stored it (a data race, and a torn header on the wire).
+// what the store returns while resuming a session and writes it out, and
+// a publish made as the connection came up may be resent by that resume
+// while its first send is still being written (a data race in paho).
 func (s *trackStore) Get(key string) packets.ControlPacket {
 	m := s.inner.Get(key)
 	if p, ok := m.(*packets.PublishPacket); ok {

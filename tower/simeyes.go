@@ -17,6 +17,11 @@ var FreeDice = []rules.Die{rules.D6, rules.D6}
 type EntropyEyes struct {
 	mu  sync.Mutex
 	src *sim.Source
+	// MisreadEvery > 0 leaves the last die of every MisreadEvery-th look
+	// unread, as a camera that could not read it would, so the misread →
+	// re-tumble path runs in the simulated tower too.
+	MisreadEvery int
+	looks        int
 }
 
 var _ Eyes = (*EntropyEyes)(nil)
@@ -48,6 +53,11 @@ func (e *EntropyEyes) Look(ctx context.Context, physical []rules.Die, settled fu
 			f = e.src.Face(int(d))
 		}
 		out[i] = Seen{Die: d, Face: &f, Confidence: 1, Box: image.Rect(i*40, 0, i*40+30, 30)}
+	}
+	e.looks++
+	if e.MisreadEvery > 0 && e.looks%e.MisreadEvery == 0 {
+		last := &out[len(out)-1]
+		last.Face, last.Confidence = nil, 0
 	}
 	settled()
 	return Look{Dice: out}, nil
