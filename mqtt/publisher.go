@@ -44,19 +44,18 @@ func (s *trackStore) Put(key string, m packets.ControlPacket) {
 	s.mu.Unlock()
 	// A copy: paho writes the packet it sends (its length, on every send)
 	// while it may read the stored one to resend it after a reconnect.
-	if p, ok := m.(*packets.PublishPacket); ok {
-		cp := *p
-		m = &cp
-	}
-	s.inner.Put(key, m)
+	s.inner.Put(key, copyPublish(m))
 }
 
 // Get returns a copy of a stored PUBLISH: paho v1.5.1 sets the DUP flag on
 // what the store returns while resuming a session and writes it out, and
 // a publish made as the connection came up may be resent by that resume
 // while its first send is still being written (a data race in paho).
-func (s *trackStore) Get(key string) packets.ControlPacket {
-	m := s.inner.Get(key)
+func (s *trackStore) Get(key string) packets.ControlPacket { return copyPublish(s.inner.Get(key)) }
+
+// copyPublish returns a copy of a PUBLISH (header and fields; the payload
+// is shared, nobody writes it) and any other packet as it is.
+func copyPublish(m packets.ControlPacket) packets.ControlPacket {
 	if p, ok := m.(*packets.PublishPacket); ok {
 		cp := *p
 		return &cp
@@ -171,12 +170,18 @@ func (p *publisher) push(it item) {
 
 // dropFirst removes the oldest queued item of kind k (p.mu held).
 func (p *publisher) dropFirst(k itemKind) {
-	for i, it := range p.queue {
-		if it.kind == k {
-			p.queue = append(p.queue[:i], p.queue[i+1:]...)
-			return
-		}
+	if i := slices.IndexFunc(p.queue, isKind(k)); i >= 0 {
+		p.queue = slices.Delete(p.queue, i, i+1)
 	}
+}
+
+// dropAll removes every queued item of kind k (p.mu held).
+func (p *publisher) dropAll(k itemKind) {
+	p.queue = slices.DeleteFunc(p.queue, isKind(k))
+}
+
+func isKind(k itemKind) func(item) bool {
+	return func(it item) bool { return it.kind == k }
 }
 
 // send queues an outbox entry; it stays in the outbox until acknowledged.
@@ -218,14 +223,7 @@ func (p *publisher) setState(b []byte) {
 	p.mu.Lock()
 	p.state = b
 	if away {
-		q := p.queue[:0]
-		for _, it := range p.queue {
-			if it.kind != itemState {
-				q = append(q, it)
-			}
-		}
-		clear(p.queue[len(q):])
-		p.queue = q
+		p.dropAll(itemState)
 	}
 	p.push(item{kind: itemState, msg: message{p.c.t.state, 1, true, b}})
 	p.mu.Unlock()
@@ -237,7 +235,7 @@ func (p *publisher) setState(b []byte) {
 func (p *publisher) setStats(b []byte) {
 	p.mu.Lock()
 	p.stats = b
-	p.dropFirst(itemStats)
+	p.dropAll(itemStats)
 	p.push(item{kind: itemStats, msg: message{p.c.t.stats, 1, true, b}})
 	p.mu.Unlock()
 	p.kick()
@@ -329,7 +327,7 @@ func (p *publisher) round() bool {
 				if last := c.store.Last(); last != nil && c.store.Durable(last) && c.store.Delivered(last) {
 					restore = append(restore, message{c.t.result, 1, true, last.Payload})
 				}
-				if stats != nil && !slices.ContainsFunc(queue, func(it item) bool { return it.kind == itemStats }) {
+				if stats != nil && !slices.ContainsFunc(queue, isKind(itemStats)) {
 					restore = append(restore, message{c.t.stats, 1, true, stats})
 				}
 			}
@@ -346,7 +344,7 @@ func (p *publisher) round() bool {
 	for _, m := range restore {
 		p.publish(m.topic, m.qos, m.retain, m.payload, 0)
 	}
-	if connect && state != nil && !slices.ContainsFunc(queue, func(it item) bool { return it.kind == itemState }) {
+	if connect && state != nil && !slices.ContainsFunc(queue, isKind(itemState)) {
 		p.publish(c.t.state, 1, true, state, 0)
 	}
 	last := c.store.Last()
