@@ -92,7 +92,11 @@ func NewBot(tb testing.TB, url, prefix string, opt BotOptions) *Bot {
 		// just as it drops (30 s by default); the message is stored and
 		// sent after the reconnect either way.
 		SetWriteTimeout(time.Second).
-		SetOnConnectHandler(func(pc paho.Client) { b.subscribe(pc) })
+		SetOnConnectHandler(func(pc paho.Client) { b.subscribe(pc) }).
+		// Logged so a test that sees an answer twice shows why.
+		SetConnectionLostHandler(func(_ paho.Client, err error) {
+			tb.Logf("mqtttest: bot %s lost its connection: %v", opt.ClientID, err)
+		})
 	b.pc = paho.NewClient(opts)
 	b.pc.AddRoute(prefix+"/result", b.onResult)
 	b.pc.AddRoute(prefix+"/error", b.onError)
@@ -305,6 +309,20 @@ func (b *Bot) Results(id string) []Answer {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.results[id])
+}
+
+// Distinct drops the answers that repeat an earlier one byte for byte: at
+// QoS 1 a broker may deliver a message twice (a bot that reconnects gets
+// what it had not acknowledged again, and the retained result once more),
+// so a consumer counts distinct answers, as it keys results by seq.
+func Distinct(as []Answer) []Answer {
+	var out []Answer
+	for _, a := range as {
+		if !slices.ContainsFunc(out, func(o Answer) bool { return string(o.Raw) == string(a.Raw) }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Errors returns the errors received for id ("" for errors without one).
