@@ -35,6 +35,9 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 			valid = append(valid, f)
 		}
 	}
+	// A face whose pips are all part of a larger valid face is a piece of
+	// that face (two neighbouring pips of a 4 make a 2): drop it.
+	valid = dropSubFaces(valid)
 	// Best first; a pip belongs to one face only.
 	sort.SliceStable(valid, func(i, j int) bool {
 		if valid[i].q != valid[j].q {
@@ -60,7 +63,7 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 		}
 		chosen = append(chosen, f)
 	}
-	return upFaces(chosen), ps
+	return consistent(upFaces(chosen), ps), ps
 }
 
 // spotMinContrast is the contrast from which a dark spot inside a face
@@ -291,4 +294,122 @@ func (f *face) box() image.Rectangle {
 		minY, maxY = min(minY, y), max(maxY, y)
 	}
 	return image.Rect(int(math.Floor(minX)), int(math.Floor(minY)), int(math.Ceil(maxX)), int(math.Ceil(maxY)))
+}
+
+// dropSubFaces removes the faces whose pips all belong to another valid
+// face with more pips.
+func dropSubFaces(fs []face) []face {
+	out := fs[:0:0]
+	for i := range fs {
+		sub := false
+		for j := range fs {
+			if fs[j].n <= fs[i].n || fs[j].n < 4 {
+				continue
+			}
+			all := true
+			for _, k := range fs[i].pips {
+				if !slices.Contains(fs[j].pips, k) {
+					all = false
+					break
+				}
+			}
+			if all {
+				sub = true
+				break
+			}
+		}
+		if !sub {
+			out = append(out, fs[i])
+		}
+	}
+	return out
+}
+
+// consistent drops the dice that do not look like the dice of the same
+// roll. Dice of one roll share a material, pip colour and lighting, so the
+// dice read from a clear pattern of several pips set the reference: a
+// single dark or light spot (a 1) must have the same pip polarity, a pip of
+// similar size and a similar contrast to be taken for a die. Without such
+// a reference the strongest 1s set it.
+func consistent(ds []pipDie, ps []pip) []pipDie {
+	if len(ds) == 0 {
+		return ds
+	}
+	type stat struct{ contrast, r float64 }
+	st := make([]stat, len(ds))
+	for i, d := range ds {
+		for _, k := range d.f.pips {
+			st[i].contrast += ps[k].ring - ps[k].core
+			st[i].r += ps[k].r
+		}
+		st[i].contrast /= float64(d.f.n)
+		st[i].r /= float64(d.f.n)
+	}
+	var ref []int
+	for i, d := range ds {
+		if d.f.n >= 2 && !d.null && !d.cocked {
+			ref = append(ref, i)
+		}
+	}
+	strong := len(ref) > 0
+	if !strong {
+		for i := range ds {
+			ref = append(ref, i)
+		}
+	}
+	// Polarity: the one with the most contrast summed over the reference.
+	var dark, light float64
+	for _, i := range ref {
+		if ps[ds[i].f.pips[0]].light {
+			light += st[i].contrast
+		} else {
+			dark += st[i].contrast
+		}
+	}
+	wantLight := light > dark
+	var cs, rs []float64
+	for _, i := range ref {
+		if ps[ds[i].f.pips[0]].light == wantLight {
+			cs = append(cs, st[i].contrast)
+			rs = append(rs, st[i].r)
+		}
+	}
+	refC := slices.Max(cs)
+	if strong {
+		refC = median(cs)
+	}
+	refR := median(rs)
+	out := ds[:0]
+	for i, d := range ds {
+		if d.f.n == 1 {
+			if ps[d.f.pips[0]].light != wantLight {
+				continue
+			}
+			if st[i].contrast < minContrastShare*refC {
+				continue
+			}
+			if strong && (st[i].r < 0.7*refR || st[i].r > 2.2*refR) {
+				continue
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// minContrastShare is the share of the roll's pip contrast a lone pip needs:
+// side-face pips, dots on the tray and marks on other things are fainter.
+const minContrastShare = 0.7
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

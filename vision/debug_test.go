@@ -53,7 +53,7 @@ func TestDebugDump(t *testing.T) {
 			pt := g.toPhotoPt(p.x, p.y)
 			out.SetRGBA(pt.X, pt.Y, col)
 			out.SetRGBA(pt.X+1, pt.Y, col)
-			t.Logf("%s pip %.0f,%.0f r=%.1f el=%.2f core=%.0f ring=%.0f low=%.0f area=%d ok=%v", f, p.x, p.y, p.r, p.elong, p.core, p.ring, p.ringLow, p.area, p.ok)
+			t.Logf("%s pip %.0f,%.0f r=%.1f el=%.2f core=%.0f ring=%.0f low=%.0f area=%d ok=%v light=%v", f, p.x, p.y, p.r, p.elong, p.core, p.ring, p.ringLow, p.area, p.ok, p.light)
 		}
 		var ds []Die
 		for _, pd := range dice {
