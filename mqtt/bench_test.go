@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/towerd/towerd/internal/cputime"
 	"github.com/towerd/towerd/mqtt"
 	"github.com/towerd/towerd/mqtt/mqtttest"
 )
@@ -20,7 +21,8 @@ import (
 // loopback TCP (keeping `window` unanswered), towerd journals them, a
 // roller resolves them with random faces, each result is synced to the
 // outbox and published, and the bot receives it. Reported: rolls/s,
-// p50/p99 latency from publish to result, heap in use after the run.
+// p50/p99 latency from publish to result, heap in use after the run, and
+// the CPU time all three (broker, towerd, bot) used per roll.
 // TOWERD_BENCH_DIR puts the state dir on another file system (e.g. /dev/shm
 // to take the disk's sync time out).
 func BenchmarkRollsOverLoopback(b *testing.B) {
@@ -62,7 +64,7 @@ func benchRolls(b *testing.B, window int) {
 	runtime.GC()
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cputime.Now()
 	for i, id := range ids {
 		if i >= window {
 			bot.WaitAnswered(guard, ids[i-window])
@@ -72,6 +74,8 @@ func benchRolls(b *testing.B, window int) {
 	bot.WaitAnswered(guard, ids...)
 	elapsed := time.Since(start)
 	b.StopTimer()
+	// CPU time of the broker, towerd and the bot together, per roll.
+	cputime.Report(b, cpu0)
 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -457,12 +457,16 @@ func (c *Calibration) Save(dir string, bg *image.RGBA) error {
 	}); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, BackgroundFile), func(f *os.File) error { return png.Encode(f, bg) }); err != nil {
+	if err := writeFile(filepath.Join(dir, BackgroundFile), func(f *os.File) error { return fastPNG.Encode(f, bg) }); err != nil {
 		return err
 	}
 	ann := Annotate(c, bg)
-	return writeFile(filepath.Join(dir, AnnotatedFile), func(f *os.File) error { return png.Encode(f, ann) })
+	return writeFile(filepath.Join(dir, AnnotatedFile), func(f *os.File) error { return fastPNG.Encode(f, ann) })
 }
+
+// fastPNG trades a larger file for speed: a noisy camera frame hardly
+// compresses, and full compression of one took seconds on a Pi-class core.
+var fastPNG = png.Encoder{CompressionLevel: png.BestSpeed}
 
 // writeFile writes atomically: a temporary file renamed into place.
 func writeFile(name string, write func(*os.File) error) error {

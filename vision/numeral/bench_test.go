@@ -4,9 +4,9 @@ import (
 	"image"
 	"image/color"
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/towerd/towerd/internal/cputime"
 )
 
 // benchCrop is a synthetic 150-pixel die crop: a bright disc on black.
@@ -45,11 +45,11 @@ func BenchmarkClassify(b *testing.B) {
 	m := benchModel(b)
 	crop := benchCrop()
 	b.ReportMetric(float64(m.net.macs())/1e6, "MMAC")
-	t0 := cpuTime()
+	t0 := cputime.Now()
 	for b.Loop() {
 		m.Classify(crop, nil)
 	}
-	reportCPU(b, t0)
+	cputime.Report(b, t0)
 }
 
 // BenchmarkTrainStep is the cost of one augmented view forward and back.
@@ -61,25 +61,11 @@ func BenchmarkTrainStep(b *testing.B) {
 	tr := &trainer{net: m.net, opts: &o, nClasses: len(m.classes)}
 	s := &shardState{w: m.net.newWork(), grad: make([]float32, m.net.nParams), target: make([]float32, len(m.classes))}
 	r := rand.New(rand.NewPCG(1, 2))
-	t0 := cpuTime()
+	t0 := cputime.Now()
 	for b.Loop() {
 		tr.learn(m.params, s, item{c: c, class: 3}, r)
 	}
-	reportCPU(b, t0)
-}
-
-// cpuTime is the process's CPU time: on a machine shared with other jobs
-// the wall time of a benchmark says little, the CPU time what it costs.
-func cpuTime() time.Duration {
-	var r syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &r); err != nil {
-		return 0
-	}
-	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-}
-
-func reportCPU(b *testing.B, t0 time.Duration) {
-	b.ReportMetric(float64(cpuTime()-t0)/float64(b.N), "cpu-ns/op")
+	cputime.Report(b, t0)
 }
 
 func BenchmarkToyLearn(b *testing.B) {
@@ -93,20 +79,20 @@ func BenchmarkToyLearn(b *testing.B) {
 	tr := &trainer{net: nt, opts: &o, nClasses: 8}
 	s := &shardState{w: nt.newWork(), grad: make([]float32, nt.nParams), target: make([]float32, 8)}
 	r := rand.New(rand.NewPCG(1, 2))
-	t0 := cpuTime()
+	t0 := cputime.Now()
 	for b.Loop() {
 		tr.learn(p, s, item{c: c, class: 3}, r)
 	}
-	reportCPU(b, t0)
+	cputime.Report(b, t0)
 }
 
 func BenchmarkToyAugment(b *testing.B) {
 	c := toCanon(benchCrop(), maxSide(24, 0.85))
 	r := rand.New(rand.NewPCG(1, 2))
 	out := make([]float32, 3*24*24)
-	t0 := cpuTime()
+	t0 := cputime.Now()
 	for b.Loop() {
 		augment(c, 24, 3, 0.85, 180, 1.2, r, out)
 	}
-	reportCPU(b, t0)
+	cputime.Report(b, t0)
 }
