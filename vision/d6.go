@@ -40,10 +40,10 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 	valid = dropSubFaces(valid)
 	// Best first; a pip belongs to one face only.
 	sort.SliceStable(valid, func(i, j int) bool {
-		if valid[i].q != valid[j].q {
-			return valid[i].q > valid[j].q
+		if valid[i].n != valid[j].n {
+			return valid[i].n > valid[j].n
 		}
-		return valid[i].n > valid[j].n
+		return valid[i].q > valid[j].q
 	})
 	used := map[int]bool{}
 	var chosen []face
@@ -63,8 +63,12 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 		}
 		chosen = append(chosen, f)
 	}
-	return consistent(upFaces(chosen), ps), ps
+	return consistent(upFaces(g, inv, ps, chosen), ps), ps
 }
+
+// minPipContrastShare is how faint a face's faintest pip may be compared
+// with its clearest.
+const minPipContrastShare = 0.65
 
 // spotMinContrast is the contrast from which a dark spot inside a face
 // makes the face hypothesis doubtful even if it is not a clean pip.
@@ -128,9 +132,17 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	// Die-bright between the pips: sample the face away from the pips and
 	// compare with the pips' own contrast.
 	var core, ring float64
+	lo, hi := math.Inf(1), 0.0
 	for _, k := range f.pips {
 		core += ps[k].core
 		ring += ps[k].ring
+		c := ps[k].ring - ps[k].core
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	// The pips of one face are alike: a pip of a side face, seen edge-on,
+	// is fainter than those of the up face.
+	if lo < minPipContrastShare*hi {
+		return 0
 	}
 	core /= float64(f.n)
 	ring /= float64(f.n)
@@ -139,7 +151,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		return 0
 	}
 	var vals []float64
-	pat := patterns[f.n]
+	pat := f.pattern()
 	rr := max(f.pipR, 0.2) * 1.7
 	lim := 1.35
 	if f.n == 1 {
@@ -189,28 +201,31 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	return max(q, 1e-6)
 }
 
-// upFaces picks, of faces that belong to one die, the up face: the
-// least foreshortened one (the camera looks down on the tray, so the up
-// face is seen most squarely and the side faces edge-on). Faces next to
-// each other and equally foreshortened make the die ambiguous: null.
-func upFaces(fs []face) []pipDie {
+// upFaces picks, of faces that belong to one die, the up face. Two faces
+// are of one die when they are close (their centres less than their half
+// sides apart, with a margin) and die-bright between them. Of such faces
+// the clearly less foreshortened one is the up face (the camera looks down
+// on the tray, so the sides are seen edge-on); when their foreshortening is
+// alike, the camera looks down at a slant, and the up face is the one
+// further up the photo: a camera tilted down with the horizon up (the way
+// webcams and tower cameras stand) sees the sides that face it, below each
+// die's top. Faces of one die that neither rule orders make it null.
+func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 	n := len(fs)
 	side := make([]bool, n)
 	ambiguous := make([]bool, n)
 	for i := range fs {
-		for j := range fs {
-			if i == j {
+		for j := i + 1; j < n; j++ {
+			if !sameDie(g, inv, ps, &fs[i], &fs[j]) {
 				continue
 			}
-			d := sideDist(&fs[i], &fs[j])
-			if d >= 2.2 {
-				continue
-			}
-			switch df := fs[i].fore - fs[j].fore; {
-			case df > 0.12:
+			switch upOf(&fs[i], &fs[j]) {
+			case 1:
 				side[j] = true
-			case df > -0.12 && d < 1.8:
-				ambiguous[i] = true
+			case -1:
+				side[i] = true
+			default:
+				ambiguous[i], ambiguous[j] = true, true
 			}
 		}
 	}
@@ -231,25 +246,80 @@ func upFaces(fs []face) []pipDie {
 	return out
 }
 
+// halfPx is the face's half side in working pixels, unforeshortened.
+func (f *face) halfPx() float64 {
+	s1, _ := f.A.svals()
+	return f.half * s1
+}
+
+// sameDie tells whether faces f and h are two faces of one die.
+func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
+	light := ps[f.pips[0]].light
+	if light != ps[h.pips[0]].light {
+		return false
+	}
+	if light {
+		g = inv
+	}
+	d := math.Hypot(f.cx-h.cx, f.cy-h.cy)
+	if d >= sameDieReach*(f.halfPx()+h.halfPx()) {
+		return false
+	}
+	// Die-bright all the way between them: two dice have a gap or a shadow
+	// between their faces, the faces of one die do not.
+	var ring float64
+	for _, k := range f.pips {
+		ring += ps[k].ring / float64(f.n)
+	}
+	const steps = 16
+	for t := 1; t < steps; t++ {
+		x := f.cx + (h.cx-f.cx)*float64(t)/steps
+		y := f.cy + (h.cy-f.cy)*float64(t)/steps
+		nearPip := false
+		for _, k := range append(slices.Clip(f.pips), h.pips...) {
+			if math.Hypot(x-ps[k].x, y-ps[k].y) < 2*ps[k].r {
+				nearPip = true
+				break
+			}
+		}
+		if !nearPip && g.at(x, y) < sameDieBright*ring {
+			return false
+		}
+	}
+	return true
+}
+
+// Reach and brightness of one die's faces (see sameDie).
+const (
+	sameDieReach  = 1.2
+	sameDieBright = 0.75
+)
+
+// upOf tells which of two faces of one die is up: 1 for f, -1 for h, 0
+// when neither can be told.
+func upOf(f, h *face) int {
+	const clearFore = 0.15
+	switch df := f.fore - h.fore; {
+	case df > clearFore:
+		return 1
+	case df < -clearFore:
+		return -1
+	}
+	// Slanted view: the up face is further up the photo than the sides.
+	dy := h.cy - f.cy
+	lim := 0.3 * min(f.halfPx(), h.halfPx())
+	switch {
+	case dy > lim:
+		return 1
+	case dy < -lim:
+		return -1
+	}
+	return 0
+}
+
 // minUpFore is the foreshortening below which a face cannot be a die's
 // top seen by a camera looking down: the face is tilted over 55° to it.
 const minUpFore = 0.55
-
-// sideDist is how far g's centre is from f's, in f's half sides (the
-// larger of the two face axes).
-func sideDist(f, g *face) float64 {
-	u, v, ok := f.toFaceScaled(g.cx, g.cy)
-	if !ok {
-		return math.Inf(1)
-	}
-	return math.Max(math.Abs(u), math.Abs(v))
-}
-
-// toFaceScaled maps into f's face in units of its half side.
-func (f *face) toFaceScaled(x, y float64) (float64, float64, bool) {
-	u, v, ok := f.toFace(x, y)
-	return u / f.half, v / f.half, ok
-}
 
 // markCocked flags dice whose up face is tilted much more than the others'
 // (or, for a lone die, clearly tilted): a die leaning on another die or

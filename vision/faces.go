@@ -30,6 +30,47 @@ const (
 	fitTol      = 0.35 // a pip must lie within this of its pattern place
 )
 
+// sixStretch is the range of a 6's column length over the 4's corners:
+// dice differ in how far apart the pips of a 6's columns are (1 on many
+// dice, about 1.4 on the matteop65 webcam dice).
+var sixStretch = [2]float64{1, 1.6}
+
+// variant is a pattern proposed for n pips.
+type variant struct {
+	n   int
+	pat [][2]float64
+}
+
+// variants are the patterns proposed: every face, and the 6 also with its
+// columns stretched within sixStretch (the fit then finds the stretch).
+var variants = func() []variant {
+	var out []variant
+	for n := 2; n <= 6; n++ {
+		out = append(out, variant{n, patterns[n]})
+	}
+	for _, sv := range []float64{1.25, 1.5} {
+		out = append(out, variant{6, stretched(patterns[6], sv)})
+	}
+	return out
+}()
+
+// stretched returns pat with v scaled by sv.
+func stretched(pat [][2]float64, sv float64) [][2]float64 {
+	out := make([][2]float64, len(pat))
+	for i, p := range pat {
+		out[i] = [2]float64{p[0], p[1] * sv}
+	}
+	return out
+}
+
+// pattern returns the face's pips in its face units.
+func (f *face) pattern() [][2]float64 {
+	if f.sv == 0 || f.sv == 1 {
+		return patterns[f.n]
+	}
+	return stretched(patterns[f.n], f.sv)
+}
+
 // face is one hypothesis: n pips forming a d6 face pattern, with the
 // affine map from face units to working pixels: p = c + A·u.
 type face struct {
@@ -41,6 +82,7 @@ type face struct {
 	fore   float64 // foreshortening of the face: minor/major singular value of A
 	pipR   float64 // mean pip radius in face units
 	half   float64 // estimated half side of the face, face units
+	sv     float64 // a 6's column stretch (see sixStretch); 1 otherwise
 	q      float64 // quality 0–1, used to choose and for confidence
 }
 
@@ -140,8 +182,8 @@ func faceHypotheses(ps []pip) []face {
 				loc = append(loc, wp{k, x, y})
 			}
 			jx, jy := w.apply(q.x-p.x, q.y-p.y)
-			for n := 2; n <= 6; n++ {
-				pat := patterns[n]
+			for _, vr := range variants {
+				n, pat := vr.n, vr.pat
 				for b := 1; b < n; b++ {
 					// Similarity z = c·(u - u0) in complex numbers with
 					// z(u_b) = j.
@@ -290,6 +332,30 @@ func fitFace(ps []pip, n int, idx []int) (face, bool) {
 		r2 += (u-pat[t][0])*(u-pat[t][0]) + (v-pat[t][1])*(v-pat[t][1])
 	}
 	f.resid = math.Sqrt(r2 / float64(n))
+	f.sv = 1
+	if n == 6 {
+		// An affine map fits a 6 of any column stretch; the stretch is the
+		// one that makes its pips (circles on the face) roundest.
+		best := -1.0
+		base := f.A
+		for sv := sixStretch[0]; sv <= sixStretch[1]+1e-9; sv += 0.05 {
+			a := m2{base.a, base.b / sv, base.c, base.d / sv}
+			ai, ok := a.inv()
+			if !ok {
+				continue
+			}
+			round := 1.0
+			for _, k := range idx {
+				round = min(round, roundness(conj(ai, ps[k].cov)))
+			}
+			if round > best {
+				best, f.A, f.sv = round, a, sv
+			}
+		}
+		if inv, ok = f.A.inv(); !ok {
+			return f, false
+		}
+	}
 	s1, s2 := f.A.svals()
 	if s1 == 0 {
 		return f, false
