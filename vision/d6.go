@@ -66,6 +66,10 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 	return consistent(upFaces(g, inv, ps, chosen), ps), ps
 }
 
+// pipZone is the share of a face's half side in which no pip like its
+// own may lie.
+const pipZone = 0.85
+
 // minPipContrastShare is how faint a face's faintest pip may be compared
 // with its clearest.
 const minPipContrastShare = 0.65
@@ -96,6 +100,11 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		return 0
 	}
 	// Nothing else dark inside the face.
+	var pipC, pipRad float64
+	for _, k := range f.pips {
+		pipC += (ps[k].ring - ps[k].core) / float64(f.n)
+		pipRad += ps[k].r / float64(f.n)
+	}
 	var mean pip
 	if f.n == 1 {
 		mean = ps[f.pips[0]]
@@ -126,6 +135,13 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		}
 		u, v := inv.apply(s.x-f.cx, s.y-f.cy)
 		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn {
+			return 0
+		}
+		// A pip like the face's own anywhere on the face means the face
+		// is part of a larger one (a column of a 6 is no 3).
+		lim := pipZone * f.half
+		if s.ok && f.n < 6 && math.Abs(u) <= lim && math.Abs(v) <= lim &&
+			s.ring-s.core >= minPipContrastShare*pipC && s.r > pipRad/1.6 && s.r < pipRad*1.6 {
 			return 0
 		}
 	}
