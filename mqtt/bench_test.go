@@ -37,7 +37,7 @@ func benchRolls(b *testing.B, window int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer broker.Close()
+	b.Cleanup(func() { broker.Close() }) // after the bot has disconnected (cleanups run last first)
 	dir := b.TempDir()
 	if d := os.Getenv("TOWERD_BENCH_DIR"); d != "" {
 		if dir, err = os.MkdirTemp(d, "mqttbench"); err != nil {
