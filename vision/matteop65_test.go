@@ -105,3 +105,30 @@ func TestMatteop65(t *testing.T) {
 		t.Errorf("recall %.4f < 0.97", all.Recall())
 	}
 }
+
+// BenchmarkReadWebcam640 reads a real 640x480 webcam photo of five pip d6
+// (matteop65 two_50.jpg; skipped when the dataset is absent). Target ≤ 15 ms
+// on one core: run with -cpu 1.
+func BenchmarkReadWebcam640(b *testing.B) {
+	set, err := dataset.Load(datasetDir(b, "matteop65-d6"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	img := mustDecode(b, set.Path("images/two_50.jpg"))
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for b.Loop() {
+		dice, err := r.Read(img)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(dice)
+	}
+	if n != 5 {
+		b.Errorf("found %d dice of 5", n)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/photo")
+}
