@@ -310,6 +310,7 @@ func (d *Detector) setup(b image.Rectangle) {
 	d.cur = make([]uint8, n)
 	d.ref = make([]uint8, n)
 	d.sums = make([]uint32, d.w)
+	d.rb, d.g = make([]uint64, d.w), make([]uint64, d.w)
 	bw, bh := (d.w+d.block-1)/d.block, (d.h+d.block-1)/d.block
 	d.blockSums = make([]uint32, bw*bh)
 	d.blockCounts = make([]uint32, bw*bh)
@@ -382,9 +383,6 @@ func (d *Detector) downscaleSWAR(img *image.RGBA, out []uint8) {
 	s := d.scale
 	r := d.sampleRect
 	div := uint64(4 * s * s)
-	if len(d.rb) != d.w {
-		d.rb, d.g = make([]uint64, d.w), make([]uint64, d.w)
-	}
 	for oy := 0; oy < d.h; oy++ {
 		rb, g := d.rb, d.g
 		clear(rb)
