@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/towerd/towerd/internal/cputime"
 	"github.com/towerd/towerd/vision/dataset"
 )
 
@@ -120,6 +121,7 @@ func BenchmarkReadWebcam640(b *testing.B) {
 		b.Fatal(err)
 	}
 	n := 0
+	t0 := cputime.Now()
 	for b.Loop() {
 		dice, err := r.Read(img)
 		if err != nil {
@@ -131,4 +133,5 @@ func BenchmarkReadWebcam640(b *testing.B) {
 		b.Errorf("found %d dice of 5", n)
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/photo")
+	cputime.Report(b, t0)
 }

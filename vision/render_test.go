@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/towerd/towerd/internal/cputime"
 	"github.com/towerd/towerd/rules"
 	"github.com/towerd/towerd/sim/render"
 )
@@ -234,6 +235,7 @@ func benchRead(b *testing.B, w, h int) {
 		b.Fatal(err)
 	}
 	n := 0
+	t0 := cputime.Now()
 	for b.Loop() {
 		dice, err := r.Read(img)
 		if err != nil {
@@ -245,6 +247,7 @@ func benchRead(b *testing.B, w, h int) {
 		b.Logf("found %d dice of 5", n)
 	}
 	b.ReportMetric(math.Round(float64(b.Elapsed().Microseconds())/float64(b.N))/1000, "ms/photo")
+	cputime.Report(b, t0)
 }
 
 // BenchmarkRead640 is a 640x480 photo with five dice (target ≤ 15 ms on one
