@@ -140,27 +140,36 @@ func (s score) String() string {
 
 // evalTransformed reads views of every labelled die in random rotations
 // (0–360°) and scales (0.5–1.0) and scores them at DefaultMinConfidence.
-func evalTransformed(tb testing.TB, m *Model, labels []Label, photos map[string]image.Image, views int, seed uint64) score {
+func evalTransformed(tb testing.TB, m *Model, labels []Label, photos map[string]image.Image, views int, seed uint64) (score, map[string]*score) {
 	r := rand.New(rand.NewPCG(seed, 99))
 	var sc score
+	kinds := map[string]*score{}
 	for _, l := range labels {
 		for v := 0; v < views; v++ {
 			th := 2 * math.Pi * r.Float64()
 			s := 0.5 + 0.5*r.Float64()
 			crop := transformedCrop(photos[l.File], l, th, s, r)
-			die, face, conf := m.Classify(crop, nil)
+			die, face, conf := m.classify(crop, nil, envInt("NUMERAL_LOOKS", Views))
+			k := kinds[l.Die]
+			if k == nil {
+				k = &score{}
+				kinds[l.Die] = k
+			}
 			switch {
 			case conf < DefaultMinConfidence:
 				sc.none++
+				k.none++
 			case die == l.Die && face == l.Face:
 				sc.right++
+				k.right++
 			default:
 				sc.wrong++
+				k.wrong++
 				tb.Logf("%s (%s %d) at %.0f° ×%.2f read as %s %d (%.3f)", l.File, l.Die, l.Face, th*180/math.Pi, s, die, face, conf)
 			}
 		}
 	}
-	return sc
+	return sc, kinds
 }
 
 func envInt(name string, def int) int {
@@ -177,11 +186,21 @@ func TestEnrollBurksbuilds(t *testing.T) {
 		t.Skip("enrolling a whole set takes minutes; set TOWERD_LONG=1 to run it")
 	}
 	needBurks(t)
+	labels, photos := loadPhotos(t, burksDir)
+	if in := os.Getenv("TOWERD_MODEL_IN"); in != "" {
+		// Read with a model enrolled before (TOWERD_MODEL_OUT, or towerd
+		// enroll), to try reading changes without minutes of training.
+		m, err := Load(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTransformed(t, m, labels, photos)
+		return
+	}
 	samples, err := LoadDataset(burksDir, DatasetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	labels, photos := loadPhotos(t, burksDir)
 	opts := TrainOptions{Epochs: envInt("NUMERAL_EPOCHS", 0), Seed: uint64(envInt("NUMERAL_SEED", 1))}
 	start := time.Now()
 	opts.Progress = func(p Progress) {
@@ -194,8 +213,26 @@ func TestEnrollBurksbuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("trained %d crops in %v, stats %+v", len(samples), time.Since(start).Round(time.Second), m.Stats())
-	sc := evalTransformed(t, m, labels, photos, envInt("NUMERAL_VIEWS", 6), 7)
+	if out := os.Getenv("TOWERD_MODEL_OUT"); out != "" {
+		// Keep the model for the whole-photo tests (vision's TOWERD_BURKS_MODEL).
+		if err := m.Save(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkTransformed(t, m, labels, photos)
+}
+
+// checkTransformed scores m on turned and scaled crops (NUMERAL_VIEWS per
+// die, default 6; NUMERAL_LOOKS looks per crop, default Views) against the
+// targets.
+func checkTransformed(t *testing.T, m *Model, labels []Label, photos map[string]image.Image) {
+	sc, kinds := evalTransformed(t, m, labels, photos, envInt("NUMERAL_VIEWS", 6), 7)
 	t.Logf("turned 0–360°, scaled 0.5–1.0: %v", sc)
+	for _, k := range []string{"d4", "d6", "d8", "d10", "d12", "d20", "d100"} {
+		if kinds[k] != nil {
+			t.Logf("  %-4s %v", k, *kinds[k])
+		}
+	}
 	if sc.precision() < 0.995 || sc.recall() < 0.98 {
 		t.Errorf("%v; want precision ≥ 0.995 and recall ≥ 0.98", sc)
 	}

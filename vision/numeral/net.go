@@ -181,6 +181,7 @@ type work struct {
 	dIn   []float32
 	dVec  [2][]float32
 	probs []float32
+	sum   []float32 // Classify's tallies over its looks
 }
 
 func (n *net) newWork() *work {

@@ -127,37 +127,76 @@ func (m *Model) getWork() *work {
 	return m.net.newWork()
 }
 
+// Views is how many looks Classify takes at a crop: the die turned by
+// 0°, 90°, 180° and 270°. The net learned every angle, so each look is a
+// fair one, and requiring them to agree turns most confident mistakes on
+// an odd view into low confidence.
+const Views = 4
+
 // Classify reads the die in crop (made like CropDie's) and returns its kind,
 // physical face and the probability that this answer is right. Only kinds
 // in allowed are answered (nil: any kind the model knows); the probability
 // still counts every class the model knows, so a die of another kind or no
-// die at all gets a low confidence. Report the face only when confidence
+// die at all gets a low confidence. The answer is the class most probable
+// over Views quarter-turned looks, and its confidence the lowest
+// probability any look gives it. Report the face only when confidence
 // reaches a threshold such as DefaultMinConfidence. With no allowed kind
 // known to the model it returns "", 0, 0.
 func (m *Model) Classify(crop image.Image, allowed []string) (die string, face int, confidence float64) {
+	return m.classify(crop, allowed, Views)
+}
+
+// classify is Classify with the given number of looks (1, 2 or 4).
+func (m *Model) classify(crop image.Image, allowed []string, views int) (die string, face int, confidence float64) {
 	w := m.getWork()
 	defer m.works.Put(w)
-	probs := m.probs(crop, w)
+	c := toCanon(crop, maxSide(m.arch.Size, m.view))
+	v0 := centreView(c, m.arch.Size, m.view)
+	n := len(m.classes)
+	if cap(w.sum) < 2*n {
+		w.sum = make([]float32, 2*n)
+	}
+	sum, low := w.sum[:n], w.sum[n:2*n]
+	clear(sum)
+	for k := 0; k < views; k++ {
+		v := v0
+		// Quarter turns are exact: the sampling matrix only swaps signs.
+		a := v0.m[0]
+		switch k * 4 / views {
+		case 1:
+			v.m = [4]float64{0, -a, a, 0}
+		case 2:
+			v.m = [4]float64{-a, 0, 0, -a}
+		case 3:
+			v.m = [4]float64{0, a, -a, 0}
+		}
+		p := m.probsView(c, v, w)
+		for i, x := range p {
+			sum[i] += x
+			if k == 0 || x < low[i] {
+				low[i] = x
+			}
+		}
+	}
 	best := -1
 	for i, c := range m.classes {
 		if i == 0 || (allowed != nil && !slices.Contains(allowed, c.Die)) {
 			continue
 		}
-		if best < 0 || probs[i] > probs[best] {
+		if best < 0 || sum[i] > sum[best] {
 			best = i
 		}
 	}
 	if best < 0 {
 		return "", 0, 0
 	}
-	return m.classes[best].Die, m.classes[best].Face, float64(probs[best])
+	return m.classes[best].Die, m.classes[best].Face, float64(low[best])
 }
 
-// probs runs the net on the centre view of crop and returns the calibrated
-// class probabilities (owned by w).
-func (m *Model) probs(crop image.Image, w *work) []float32 {
-	c := toCanon(crop, maxSide(m.arch.Size, m.view))
-	c.sample(centreView(c, m.arch.Size, m.view), m.arch.Size, m.arch.Channels, w.in)
+// probsView runs the net on view v of c and returns the calibrated class
+// probabilities (owned by w).
+func (m *Model) probsView(c *canon, v view, w *work) []float32 {
+	c.sample(v, m.arch.Size, m.arch.Channels, w.in)
 	standardize(w.in)
 	logits := m.net.forward(m.params, w)
 	softmax(logits, float32(m.temp), w.probs)
