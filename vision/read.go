@@ -2,6 +2,7 @@ package vision
 
 import (
 	"image"
+	"image/color"
 	"math"
 	"sort"
 
@@ -108,9 +109,13 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 			// The blob is the whole die (the pip face is its top); take its
 			// box unless it clearly holds more than this die.
 			fb := d.Box
-			if float64(b.box.Dx()*b.box.Dy()) <= 4*float64(fb.Dx()*fb.Dy()) {
+			whole := float64(b.box.Dx()*b.box.Dy()) <= 4*float64(fb.Dx()*fb.Dy())
+			if whole {
 				d.Box = b.box
 				d.Outline = b.outline
+			}
+			if whole && r.opts.Model != nil && b.dieLike() {
+				r.checkPips(img, d, b)
 			}
 			continue
 		}
@@ -138,6 +143,28 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 	return out
 }
 
+// checkPips lets the enrolled model overrule the pip reader on a die whose
+// blob it can read: numerals and marks on a numbered die can look like
+// pips (an 8's loops, a 6's underline dot). When the model is sure of
+// another kind, the die is that kind; when it is sure of a d6 face other
+// than the pips counted, the face is null — two readers disagreeing is no
+// answer.
+func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
+	kind, f, conf := r.opts.Model.Classify(cropDie(img, b.box), r.allowedList())
+	if kind == "" || conf < r.opts.MinConfidence {
+		return
+	}
+	switch {
+	case kind != "d6":
+		*d = Die{Kind: kind, Face: intp(f), Confidence: conf, Box: b.box, Outline: b.outline}
+	case d.Face != nil && *d.Face != f:
+		d.Face = nil
+		d.Confidence = math.Min(d.Confidence, 1-conf)
+	case d.Face == nil && !d.Cocked:
+		d.Face, d.Confidence = intp(f), conf
+	}
+}
+
 // cropMargin is the share of the box side added on each side of a die's
 // crop for the classifier (numeral.Margin: the die in the middle).
 const cropMargin = 0.25
@@ -153,12 +180,35 @@ func cropDie(img image.Image, box image.Rectangle) image.Image {
 	out := image.NewRGBA(image.Rect(0, 0, cs, cs))
 	for y := 0; y < cs; y++ {
 		sy := min(max(y0+y, b.Min.Y), b.Max.Y-1)
+		row := out.Pix[y*out.Stride:]
 		for x := 0; x < cs; x++ {
 			sx := min(max(x0+x, b.Min.X), b.Max.X-1)
-			out.Set(x, y, img.At(sx, sy))
+			row[4*x], row[4*x+1], row[4*x+2] = rgbAt(img, sx, sy)
+			row[4*x+3] = 255
 		}
 	}
 	return out
+}
+
+// rgbAt reads one pixel as 8-bit RGB, with fast paths for the image types
+// decoders and cameras give (img.At boxes every pixel in an interface).
+func rgbAt(img image.Image, x, y int) (r, g, b uint8) {
+	switch m := img.(type) {
+	case *image.RGBA:
+		i := m.PixOffset(x, y)
+		return m.Pix[i], m.Pix[i+1], m.Pix[i+2]
+	case *image.NRGBA:
+		i := m.PixOffset(x, y)
+		return m.Pix[i], m.Pix[i+1], m.Pix[i+2]
+	case *image.YCbCr:
+		yi, ci := m.YOffset(x, y), m.COffset(x, y)
+		return color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
+	case *image.Gray:
+		v := m.Pix[m.PixOffset(x, y)]
+		return v, v, v
+	}
+	rr, gg, bb, _ := img.At(x, y).RGBA()
+	return uint8(rr >> 8), uint8(gg >> 8), uint8(bb >> 8)
 }
 
 // pipDie turns a pip reading into a Die in photo coordinates.

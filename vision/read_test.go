@@ -1,0 +1,85 @@
+package vision
+
+import (
+	"image"
+	"testing"
+)
+
+// fixedClassifier answers every crop the same way.
+type fixedClassifier struct {
+	die  string
+	face int
+	conf float64
+}
+
+func (f fixedClassifier) Classify(image.Image, []string) (string, int, float64) {
+	return f.die, f.face, f.conf
+}
+
+var _ FaceClassifier = fixedClassifier{}
+
+// TestMergeBlobsModelOverrulesPips: with an enrolled model, a die the pip
+// reader counted is given to the model when it is sure of a numbered kind,
+// and left null when the two read different d6 faces.
+func TestMergeBlobsModelOverrulesPips(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	b := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 6}
+	pip := func() []Die {
+		return []Die{{Kind: "d6", Face: intp(3), Confidence: 0.97, Box: image.Rect(60, 60, 100, 100)}}
+	}
+	for _, tc := range []struct {
+		name     string
+		model    fixedClassifier
+		wantKind string
+		wantFace int // -1: null
+	}{
+		{"numbered kind wins", fixedClassifier{"d20", 17, 0.97}, "d20", 17},
+		{"same face kept", fixedClassifier{"d6", 3, 0.95}, "d6", 3},
+		{"faces disagree", fixedClassifier{"d6", 5, 0.95}, "d6", -1},
+		{"unsure model ignored", fixedClassifier{"d20", 17, 0.6}, "d6", 3},
+	} {
+		r, err := NewReader(Options{Model: tc.model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.mergeBlobs(img, pip(), []blob{b})
+		if len(got) != 1 {
+			t.Fatalf("%s: %d dice, want 1", tc.name, len(got))
+		}
+		d := got[0]
+		face := -1
+		if d.Face != nil {
+			face = *d.Face
+		}
+		if d.Kind != tc.wantKind || face != tc.wantFace {
+			t.Errorf("%s: got %s face %d, want %s %d", tc.name, d.Kind, face, tc.wantKind, tc.wantFace)
+		}
+		if d.Face == nil && d.Confidence >= r.opts.MinConfidence {
+			t.Errorf("%s: null face with confidence %g", tc.name, d.Confidence)
+		}
+		if d.Box != b.box {
+			t.Errorf("%s: box %v, want the blob's %v", tc.name, d.Box, b.box)
+		}
+	}
+}
+
+// TestCropDieCentres: the crop is the box grown by cropMargin on each side,
+// edge pixels repeated beyond the photo.
+func TestCropDieCentres(t *testing.T) {
+	img := image.NewYCbCr(image.Rect(0, 0, 40, 30), image.YCbCrSubsampleRatio420)
+	for i := range img.Y {
+		img.Y[i] = 200
+	}
+	for i := range img.Cb {
+		img.Cb[i], img.Cr[i] = 128, 128
+	}
+	c := cropDie(img, image.Rect(0, 0, 20, 20)).(*image.RGBA)
+	if c.Rect.Dx() != 30 || c.Rect.Dy() != 30 {
+		t.Fatalf("crop %v, want 30x30", c.Rect)
+	}
+	for i := 0; i < len(c.Pix); i += 4 {
+		if c.Pix[i] != 200 || c.Pix[i+1] != 200 || c.Pix[i+2] != 200 || c.Pix[i+3] != 255 {
+			t.Fatalf("pixel %d = %v, want grey 200", i/4, c.Pix[i:i+4])
+		}
+	}
+}
