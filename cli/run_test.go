@@ -118,10 +118,10 @@ func TestRunSim(t *testing.T) {
 	bot.Send("y1", []byte(`{"id":"y1","system":"ydin","attribute":4,"skill":2}`))
 	bot.Send("bad", []byte(`{"id":"bad","system":"dice","expr":"3d7"}`))
 	bot.WaitAnswered(60*time.Second, "a1", "y1", "bad")
-	if r := bot.Results("a1"); len(seqs(r)) != 1 || r[0].Total < 5 || r[0].Total > 20 || r[0].Tower != "e2e" {
+	if r := bot.Results("a1"); len(mqtttest.Seqs(r)) != 1 || r[0].Total < 5 || r[0].Total > 20 || r[0].Tower != "e2e" {
 		t.Fatalf("a1: %+v", r)
 	}
-	if r := bot.Results("y1"); len(seqs(r)) != 1 || r[0].System != "ydin" {
+	if r := bot.Results("y1"); len(mqtttest.Seqs(r)) != 1 || r[0].System != "ydin" {
 		t.Fatalf("y1: %+v", r)
 	}
 	if e := mqtttest.Distinct(bot.Errors("bad")); len(e) != 1 || e[0].Code != "bad_request" || e[0].Field != "expr" {
@@ -316,18 +316,10 @@ func TestRunCrashAndStop(t *testing.T) {
 	// QoS 1 may deliver a result twice and the retained last result comes
 	// again on resubscribing; subscribers drop duplicates by seq. A request
 	// rolled twice would show two seqs.
-	if s := seqs(bot.Results("k1")); len(s) != 1 {
+	if s := mqtttest.Seqs(bot.Results("k1")); len(s) != 1 {
 		t.Fatalf("k1 results with seqs %v, want exactly one", s)
 	}
-	if s := seqs(bot.Results("before")); len(s) != 1 {
+	if s := mqtttest.Seqs(bot.Results("before")); len(s) != 1 {
 		t.Fatalf("before: seqs %v, want one (rolled again after the crash?)", s)
 	}
-}
-
-func seqs(as []mqtttest.Answer) map[uint64]bool {
-	m := map[uint64]bool{}
-	for _, a := range as {
-		m[a.Seq] = true
-	}
-	return m
 }

@@ -325,6 +325,17 @@ func Distinct(as []Answer) []Answer {
 	return out
 }
 
+// Seqs is the set of sequence numbers among as. A request rolled once
+// has one however often its result was delivered; a second seq means it
+// was rolled (or answered) twice.
+func Seqs(as []Answer) map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, a := range as {
+		m[a.Seq] = true
+	}
+	return m
+}
+
 // Errors returns the errors received for id ("" for errors without one).
 func (b *Bot) Errors(id string) []Answer {
 	b.mu.Lock()
