@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 
 	"gocv.io/x/gocv"
@@ -93,6 +94,12 @@ func (r *Reader) blobs(img image.Image) ([]blob, error) {
 // that are dice without readable pips: read by the classifier when there
 // is one, else reported with a null face.
 func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
+	if r.modelReadsD6() {
+		// The owner enrolled numbered d6: there are no pip dice to count,
+		// and what the pip counter found are numerals, marks or texture
+		// (on burksbuilds photos it found dozens of "d6 1" per photo).
+		dice = nil
+	}
 	out := dice
 	for i := range bs {
 		b := &bs[i]
@@ -141,6 +148,13 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 		out = append(out, d)
 	}
 	return out
+}
+
+// modelReadsD6 reports whether the model was enrolled with d6 faces, so
+// that the set's d6 are numbered and read by the model.
+func (r *Reader) modelReadsD6() bool {
+	k, ok := r.opts.Model.(interface{ Kinds() []string })
+	return ok && slices.Contains(k.Kinds(), "d6")
 }
 
 // checkPips lets the enrolled model overrule the pip reader on a die whose

@@ -83,3 +83,37 @@ func TestCropDieCentres(t *testing.T) {
 		}
 	}
 }
+
+// kindsClassifier is a fixedClassifier that also tells the kinds it knows,
+// as *numeral.Model does.
+type kindsClassifier struct {
+	fixedClassifier
+	kinds []string
+}
+
+func (k kindsClassifier) Kinds() []string { return k.kinds }
+
+// TestMergeBlobsNumberedD6: when the model knows d6 faces, the set's d6 are
+// numbered, so what the pip counter found is dropped and the blob is read
+// by the model.
+func TestMergeBlobsNumberedD6(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	b := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 6}
+	pips := []Die{
+		{Kind: "d6", Face: intp(1), Confidence: 0.98, Box: image.Rect(150, 150, 170, 170)}, // a speck outside any blob
+		{Kind: "d6", Face: intp(3), Confidence: 0.97, Box: image.Rect(60, 60, 100, 100)},
+	}
+	r, err := NewReader(Options{Model: kindsClassifier{fixedClassifier{"d6", 4, 0.96}, []string{"d6", "d20"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.mergeBlobs(img, pips, []blob{b})
+	if len(got) != 1 || got[0].Kind != "d6" || got[0].Face == nil || *got[0].Face != 4 || got[0].Box != b.box {
+		t.Fatalf("got %+v, want one d6 4 at the blob", got)
+	}
+	// A model without d6 leaves the pip dice alone.
+	r, _ = NewReader(Options{Model: kindsClassifier{fixedClassifier{"d20", 7, 0.5}, []string{"d20"}}})
+	if got := r.mergeBlobs(img, pips[:1], nil); len(got) != 1 || got[0].Face == nil || *got[0].Face != 1 {
+		t.Fatalf("pip die changed without a d6 model: %+v", got)
+	}
+}
