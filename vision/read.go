@@ -15,7 +15,9 @@ import (
 func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 	var out []Die
 	var pds []pipDie
-	if r.allows("d6") {
+	// A model enrolled with d6 faces means the set's d6 are numbered: no
+	// pips to count (mergeBlobs would drop them), so the pip pass is skipped.
+	if r.allows("d6") && !r.modelReadsD6() {
 		pds, _ = readPips(g)
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
