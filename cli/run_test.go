@@ -30,8 +30,16 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if afterTests != nil {
+		code = afterTests(code)
+	}
+	os.Exit(code)
 }
+
+// afterTests, when set (by matprofile_test.go under -tags matprofile),
+// checks the finished run and returns the exit code.
+var afterTests func(code int) int
 
 // freeAddr returns a loopback address nobody listens on.
 func freeAddr(t *testing.T) string {
