@@ -3,24 +3,12 @@
 package vision
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
-	"gocv.io/x/gocv"
+	"github.com/towerd/towerd/internal/matcheck"
 )
 
-// TestMain, built only with -tags matprofile, fails the package when any
-// gocv Mat made by its code or tests is still open after the tests:
-// `go test -tags matprofile ./vision/`.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if n := gocv.MatProfile.Count(); n > 0 {
-		fmt.Fprintf(os.Stderr, "vision: %d gocv Mats left open:\n", n)
-		gocv.MatProfile.WriteTo(os.Stderr, 1)
-		code = 1
-	} else {
-		fmt.Fprintln(os.Stderr, "vision: 0 gocv Mats left open")
-	}
-	os.Exit(code)
-}
+// With -tags matprofile the package fails when a gocv Mat is left open
+// after its tests: `go test -tags matprofile ./vision/`.
+func TestMain(m *testing.M) { os.Exit(matcheck.Check("vision", m.Run())) }
