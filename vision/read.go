@@ -2,11 +2,11 @@ package vision
 
 import (
 	"image"
-	"image/color"
 	"math"
 	"slices"
 	"sort"
 
+	"github.com/towerd/towerd/vision/numeral"
 	"gocv.io/x/gocv"
 )
 
@@ -133,7 +133,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 		}
 		d := Die{Box: b.box, Outline: b.outline, Kind: r.outlineKind(b)}
 		if r.opts.Model != nil {
-			kind, f, conf := r.opts.Model.Classify(cropDie(img, b.box), r.allowedList())
+			kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, b.box), r.allowedList())
 			if kind != "" && r.allows(kind) {
 				d.Confidence = conf
 				if conf >= 0.5 || d.Kind == "" {
@@ -166,7 +166,7 @@ func (r *Reader) modelReadsD6() bool {
 // than the pips counted, the face is null — two readers disagreeing is no
 // answer.
 func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
-	kind, f, conf := r.opts.Model.Classify(cropDie(img, b.box), r.allowedList())
+	kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, b.box), r.allowedList())
 	if kind == "" || conf < r.opts.MinConfidence {
 		return
 	}
@@ -179,52 +179,6 @@ func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 	case d.Face == nil && !d.Cocked:
 		d.Face, d.Confidence = intp(f), conf
 	}
-}
-
-// cropMargin is the share of the box side added on each side of a die's
-// crop for the classifier (numeral.Margin: the die in the middle).
-const cropMargin = 0.25
-
-// cropDie copies the square around box grown by cropMargin; parts outside
-// img repeat the nearest edge pixel.
-func cropDie(img image.Image, box image.Rectangle) image.Image {
-	b := img.Bounds()
-	side := max(box.Dx(), box.Dy(), 1)
-	cs := int(math.Round(float64(side) * (1 + 2*cropMargin)))
-	x0 := (box.Min.X + box.Max.X - cs) / 2
-	y0 := (box.Min.Y + box.Max.Y - cs) / 2
-	out := image.NewRGBA(image.Rect(0, 0, cs, cs))
-	for y := 0; y < cs; y++ {
-		sy := min(max(y0+y, b.Min.Y), b.Max.Y-1)
-		row := out.Pix[y*out.Stride:]
-		for x := 0; x < cs; x++ {
-			sx := min(max(x0+x, b.Min.X), b.Max.X-1)
-			row[4*x], row[4*x+1], row[4*x+2] = rgbAt(img, sx, sy)
-			row[4*x+3] = 255
-		}
-	}
-	return out
-}
-
-// rgbAt reads one pixel as 8-bit RGB, with fast paths for the image types
-// decoders and cameras give (img.At boxes every pixel in an interface).
-func rgbAt(img image.Image, x, y int) (r, g, b uint8) {
-	switch m := img.(type) {
-	case *image.RGBA:
-		i := m.PixOffset(x, y)
-		return m.Pix[i], m.Pix[i+1], m.Pix[i+2]
-	case *image.NRGBA:
-		i := m.PixOffset(x, y)
-		return m.Pix[i], m.Pix[i+1], m.Pix[i+2]
-	case *image.YCbCr:
-		yi, ci := m.YOffset(x, y), m.COffset(x, y)
-		return color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
-	case *image.Gray:
-		v := m.Pix[m.PixOffset(x, y)]
-		return v, v, v
-	}
-	rr, gg, bb, _ := img.At(x, y).RGBA()
-	return uint8(rr >> 8), uint8(gg >> 8), uint8(bb >> 8)
 }
 
 // pipDie turns a pip reading into a Die in photo coordinates.

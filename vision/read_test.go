@@ -3,6 +3,8 @@ package vision
 import (
 	"image"
 	"testing"
+
+	"github.com/towerd/towerd/vision/numeral"
 )
 
 // fixedClassifier answers every crop the same way.
@@ -63,7 +65,7 @@ func TestMergeBlobsModelOverrulesPips(t *testing.T) {
 	}
 }
 
-// TestCropDieCentres: the crop is the box grown by cropMargin on each side,
+// TestCropDieCentres: the crop is the box grown by numeral.Margin on each side,
 // edge pixels repeated beyond the photo.
 func TestCropDieCentres(t *testing.T) {
 	img := image.NewYCbCr(image.Rect(0, 0, 40, 30), image.YCbCrSubsampleRatio420)
@@ -73,7 +75,7 @@ func TestCropDieCentres(t *testing.T) {
 	for i := range img.Cb {
 		img.Cb[i], img.Cr[i] = 128, 128
 	}
-	c := cropDie(img, image.Rect(0, 0, 20, 20)).(*image.RGBA)
+	c := numeral.CropDie(img, image.Rect(0, 0, 20, 20))
 	if c.Rect.Dx() != 30 || c.Rect.Dy() != 30 {
 		t.Fatalf("crop %v, want 30x30", c.Rect)
 	}
