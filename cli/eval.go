@@ -72,10 +72,7 @@ func runEval(ctx context.Context, env *Env, args []string) error {
 			score.AddError(labels)
 			continue
 		}
-		answers := make([]dataset.Answer, len(dice))
-		for i, d := range dice {
-			answers[i] = dataset.Answer{Die: d.Kind, Face: d.Face, Confidence: d.Confidence, Box: d.Box, Cocked: d.Cocked}
-		}
+		answers := vision.Answers(dice)
 		pairs := score.Add(labels, answers, took)
 		if *verbose {
 			for _, p := range pairs {

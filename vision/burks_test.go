@@ -156,16 +156,8 @@ func TestReadBurksbuildsTurned(t *testing.T) {
 					labels[i].Box = turnBox(labels[i].Box, fwd)
 				}
 			}
-			start := time.Now()
-			dice, err := r.Read(img)
-			took := time.Since(start)
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			ans := make([]dataset.Answer, len(dice))
-			for i, d := range dice {
-				ans[i] = dataset.Answer{Die: d.Kind, Face: d.Face, Confidence: d.Confidence, Box: d.Box, Cocked: d.Cocked}
-			}
+			dice, took := readTimed(t, r, img, f)
+			ans := Answers(dice)
 			pairs := score.Add(labels, ans, took)
 			if !verbose {
 				continue
@@ -478,16 +470,8 @@ func TestReadBurksbuildsSmallTextured(t *testing.T) {
 				img, box := smallTexturedScene(sp, rnd, side)
 				lab := l
 				lab.Box = box
-				start := time.Now()
-				dice, err := r.Read(img)
-				took := time.Since(start)
-				if err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				ans := make([]dataset.Answer, len(dice))
-				for i, d := range dice {
-					ans[i] = dataset.Answer{Die: d.Kind, Face: d.Face, Confidence: d.Confidence, Box: d.Box, Cocked: d.Cocked}
-				}
+				dice, took := readTimed(t, r, img, f)
+				ans := Answers(dice)
 				pairs := score.Add([]dataset.Label{lab}, ans, took)
 				if dump != "" && v == 0 {
 					writePNG(t, fmt.Sprintf("%s/small-%s.png", dump, strings.TrimSuffix(strings.TrimPrefix(f, "images/"), ".jpg")), Annotate(img, dice))

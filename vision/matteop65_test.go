@@ -3,6 +3,7 @@ package vision
 import (
 	"fmt"
 	"hash/fnv"
+	"image"
 	"os"
 	"strings"
 	"testing"
@@ -29,16 +30,8 @@ func evalSet(t *testing.T, name string, opts Options) (all, a, b *dataset.Score)
 	verbose := os.Getenv("TOWERD_VISION_VERBOSE") != ""
 	for _, f := range set.Files {
 		img := mustDecode(t, set.Path(f))
-		start := time.Now()
-		dice, err := r.Read(img)
-		took := time.Since(start)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		ans := make([]dataset.Answer, len(dice))
-		for i, d := range dice {
-			ans[i] = dataset.Answer{Die: d.Kind, Face: d.Face, Confidence: d.Confidence, Box: d.Box, Cocked: d.Cocked}
-		}
+		dice, took := readTimed(t, r, img, f)
+		ans := Answers(dice)
 		labels := set.Labels[f]
 		pairs := all.Add(labels, ans, took)
 		if half(f) {
@@ -134,4 +127,16 @@ func BenchmarkReadWebcam640(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/photo")
 	cputime.Report(b, t0)
+}
+
+// readTimed reads img (file f of a dataset) and times the read.
+func readTimed(t *testing.T, r *Reader, img image.Image, f string) ([]Die, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	dice, err := r.Read(img)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	return dice, took
 }

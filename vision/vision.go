@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/towerd/towerd/vision/dataset"
 	"gocv.io/x/gocv"
 )
 
@@ -173,3 +174,13 @@ func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
 
 // intp returns a pointer to n.
 func intp(n int) *int { return &n }
+
+// Answers turns dice read from a photo into the answers a dataset.Score
+// scores, for towerd eval and the dataset tests.
+func Answers(dice []Die) []dataset.Answer {
+	ans := make([]dataset.Answer, len(dice))
+	for i, d := range dice {
+		ans[i] = dataset.Answer{Die: d.Kind, Face: d.Face, Confidence: d.Confidence, Box: d.Box, Cocked: d.Cocked}
+	}
+	return ans
+}
