@@ -119,14 +119,10 @@ func turnBox(box image.Rectangle, fwd func(x, y float64) (float64, float64)) ima
 	return image.Rect(int(math.Floor(x0)), int(math.Floor(y0)), int(math.Ceil(x1)), int(math.Ceil(y1)))
 }
 
-// TestReadBurksbuildsTurned enrolls the burksbuilds set and reads its whole
-// photos turned to random angles and scaled 0.5–1.0 with the full reader
-// (detector and classifier). Targets: precision ≥ 0.995, recall ≥ 0.98.
-// TOWERD_BURKS_VIEWS sets the views per photo (default 2).
-func TestReadBurksbuildsTurned(t *testing.T) {
-	if os.Getenv("TOWERD_LONG") == "" {
-		t.Skip("enrolling and reading the burksbuilds set takes minutes; set TOWERD_LONG=1 to run it")
-	}
+// burksReader loads the burksbuilds set and a reader with its model
+// (burksModel), and the views per photo (TOWERD_BURKS_VIEWS, default 2).
+func burksReader(t *testing.T) (*dataset.Set, *Reader, int) {
+	t.Helper()
 	dir := datasetDir(t, "burksbuilds-dice")
 	set, err := dataset.Load(dir)
 	if err != nil {
@@ -141,6 +137,18 @@ func TestReadBurksbuildsTurned(t *testing.T) {
 	if v := os.Getenv("TOWERD_BURKS_VIEWS"); v != "" {
 		fmt.Sscan(v, &views)
 	}
+	return set, r, views
+}
+
+// TestReadBurksbuildsTurned enrolls the burksbuilds set and reads its whole
+// photos turned to random angles and scaled 0.5–1.0 with the full reader
+// (detector and classifier). Targets: precision ≥ 0.995, recall ≥ 0.98.
+// TOWERD_BURKS_VIEWS sets the views per photo (default 2).
+func TestReadBurksbuildsTurned(t *testing.T) {
+	if os.Getenv("TOWERD_LONG") == "" {
+		t.Skip("enrolling and reading the burksbuilds set takes minutes; set TOWERD_LONG=1 to run it")
+	}
+	set, r, views := burksReader(t)
 	rnd := rand.New(rand.NewPCG(5, 5))
 	score := dataset.NewScore()
 	verbose := os.Getenv("TOWERD_VISION_VERBOSE") != ""
@@ -440,20 +448,7 @@ func TestReadBurksbuildsSmallTextured(t *testing.T) {
 	if os.Getenv("TOWERD_LONG") == "" {
 		t.Skip("set TOWERD_LONG=1 to run the small-die proxy on the burksbuilds set")
 	}
-	dir := datasetDir(t, "burksbuilds-dice")
-	set, err := dataset.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := burksModel(t, dir)
-	r, err := NewReader(Options{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	views := 2
-	if v := os.Getenv("TOWERD_BURKS_VIEWS"); v != "" {
-		fmt.Sscan(v, &views)
-	}
+	set, r, views := burksReader(t)
 	side := 60.0
 	if v := os.Getenv("TOWERD_BURKS_SIDE"); v != "" {
 		fmt.Sscan(v, &side)
