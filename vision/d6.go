@@ -360,6 +360,27 @@ func markCocked(ds []pipDie) {
 	}
 }
 
+// minFlatFore is the least foreshortening of a die lying flat under a
+// camera that looks straight down: tilted over 25°, it leans on something.
+const minFlatFore = 0.9
+
+// minFlatPip is the least minor/major axis ratio of the pip of a lone-pip
+// face lying flat: a round pip seen tilted is an ellipse. It is looser than
+// minFlatFore because a pip a few pixels across is never quite round.
+const minFlatPip = 0.85
+
+// markLeaning flags, for a camera looking straight down, dice whose up face
+// is tilted too far to lie flat; a face of one pip is judged by its pip.
+func markLeaning(ds []pipDie, ps []pip) {
+	for i := range ds {
+		f := &ds[i].f
+		if (f.n >= 2 && f.fore < minFlatFore) || (f.n == 1 && ps[f.pips[0]].elong < minFlatPip) {
+			ds[i].cocked = true
+			ds[i].null = true
+		}
+	}
+}
+
 // confidence turns a face's quality into a probability-like number.
 func confidence(f face) float64 {
 	c := 0.5 + 0.5*f.q

@@ -18,7 +18,11 @@ func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 	// A model enrolled with d6 faces means the set's d6 are numbered: no
 	// pips to count (mergeBlobs would drop them), so the pip pass is skipped.
 	if r.allows("d6") && !r.modelReadsD6() {
-		pds, _ = readPips(g)
+		var ps []pip
+		pds, ps = readPips(g)
+		if r.opts.TopDown {
+			markLeaning(pds, ps)
+		}
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
 		}

@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"math"
@@ -93,9 +94,14 @@ func needRendered(t *testing.T) {
 // trays, light, colours, rotations and slight tilts: no face may be wrong,
 // no die invented, and nearly all read.
 func TestReadRenderedPips(t *testing.T) {
-	needRendered(t)
 	anyColour := os.Getenv("TOWERD_PIP_COLOURS") != ""
-	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	for _, top := range []bool{false, true} {
+		t.Run(fmt.Sprintf("topdown=%v", top), func(t *testing.T) { readRenderedPips(t, top, anyColour) })
+	}
+}
+
+func readRenderedPips(t *testing.T, topDown, anyColour bool) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}, TopDown: topDown})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,24 +136,33 @@ func TestReadRenderedPips(t *testing.T) {
 	}
 }
 
-// TestReadCockedPipDie: a die leaning steeply shows no up face and must not
-// be answered.
+// TestReadCockedPipDie: a die leaning on another shows no up face and must
+// not be answered; with a camera looking straight down (TopDown) the reader
+// knows a flat die's face is seen square on, so even a lone pip shows the lean.
 func TestReadCockedPipDie(t *testing.T) {
-	needRendered(t)
-	s := render.RandomScene(5, []rules.Die{rules.D6, rules.D6}, render.Options{D6: render.D6Pips, Faces: []int{4, 5}, Noise: 2})
-	s.Dice[1].Cocked = true
-	img, truth := render.MustRender(s)
-	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}, TopDown: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dice, err := r.Read(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dice {
-		if centre(d.Box).In(truth[1].Box) && d.Face != nil {
-			t.Errorf("cocked die answered %s", Label(d))
+	for face := 1; face <= 6; face++ {
+		s := render.RandomScene(5, []rules.Die{rules.D6, rules.D6}, render.Options{D6: render.D6Pips, Faces: []int{4, face}, Noise: 2})
+		s.Dice[1].Cocked = true
+		img, truth := render.MustRender(s)
+		dice, err := r.Read(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cocked := false
+		for _, d := range dice {
+			if centre(d.Box).In(truth[1].Box) {
+				if d.Face != nil {
+					t.Errorf("cocked die showing %d answered %s", face, Label(d))
+				}
+				cocked = cocked || d.Cocked
+			}
+		}
+		if !cocked {
+			t.Errorf("cocked die showing %d not reported cocked: %v", face, dice)
 		}
 	}
 }

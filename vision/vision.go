@@ -44,6 +44,12 @@ type Options struct {
 	// Crop, when not empty, is the part of each photo where dice can lie
 	// (the tray); the rest is ignored.
 	Crop image.Rectangle
+	// TopDown says the camera looks straight down on the tray, as in a
+	// tower: a die lying flat then shows its up face square on, and one
+	// whose face is clearly foreshortened is leaning (cocked) even when it
+	// is the only die. Off, for photos taken at an angle, a die is cocked
+	// only when it is tilted far more than the others.
+	TopDown bool
 }
 
 // DefaultMinConfidence is the confidence a face needs to be reported.
@@ -69,7 +75,6 @@ type Die struct {
 type Reader struct {
 	opts    Options
 	allowed map[string]bool
-	bgGray  []uint8 // background at working scale, lazily made per size
 	bg      image.Image
 }
 
@@ -93,6 +98,14 @@ func NewReader(opts Options) (*Reader, error) {
 		}
 	}
 	return r, nil
+}
+
+// ForKinds returns a reader like r that looks only for the given kinds
+// (a roll's dice plan), whatever r allows.
+func (r *Reader) ForKinds(kinds []string) (*Reader, error) {
+	o := r.opts
+	o.AllowedKinds = kinds
+	return NewReader(o)
 }
 
 // ParseKinds parses a comma-separated list of dice kinds ("d6,d20").
