@@ -2,8 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,32 +16,30 @@ import (
 func writeRenderedSet(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "images"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var labels strings.Builder
-	labels.WriteString("file,die,face,x,y,w,h\n")
-	for i := 0; i < n; i++ {
-		img, truth := render.MustRender(render.RandomScene(uint64(i+1), []rules.Die{rules.D6, rules.D6},
-			render.Options{D6: render.D6Pips, Width: 320, Height: 240}))
-		name := fmt.Sprintf("images/p%d.png", i)
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		for _, tr := range truth {
-			b := tr.Box
-			fmt.Fprintf(&labels, "%s,%s,%d,%d,%d,%d,%d\n", name, tr.Kind, tr.Face, b.Min.X, b.Min.Y, b.Dx(), b.Dy())
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "labels.csv"), []byte(labels.String()), 0o644); err != nil {
+	err := render.WriteDataset(dir, render.DatasetOptions{Photos: n, Seed: 1, Kinds: []rules.Die{rules.D6},
+		D6: render.D6Pips, MinDice: 2, MaxDice: 2, Width: 320, Height: 240})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestRenderCommand: towerd render writes a set that eval reads; bad
+// flags exit 2.
+func TestRenderCommand(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runTowerd(t, "", "render", "--photos", "2", "--dice", "d6", dir)
+	if code != 0 || !strings.Contains(out, "rendered 2 photos") {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	if code, out, errs := runTowerd(t, "", "eval", "--json", "--dice", "d6", dir); code != 0 || !strings.Contains(out, `"precision"`) {
+		t.Fatalf("eval of the rendered set: exit %d: %s %s", code, out, errs)
+	}
+	for _, args := range [][]string{{"render"}, {"render", "--d6", "dots", dir}, {"render", "--dice", "d7", dir}, {"render", "--photos", "0", dir}} {
+		if code, _, _ := runTowerd(t, "", args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
 }
 
 // TestReadJSONContract: one line per file as the contract says, an error
@@ -54,7 +50,7 @@ func TestReadJSONContract(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	good := filepath.Join(dir, "images", "p0.png")
+	good := filepath.Join(dir, "images", "tray-0000.png")
 	code, out, _ := runTowerd(t, "", "read", "--json", "--dice", "d6", good, bad)
 	if code != 1 {
 		t.Errorf("exit %d, want 1 for the undecodable file", code)
