@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -213,6 +214,40 @@ func TestRunSimMisread(t *testing.T) {
 		}
 		return false
 	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestRunSimCamera: with --sim-camera the rolls go through the rendered
+// camera, the settle wait and the vision reader. With no enrolled model pip
+// d6 are read and a numbered die is never guessed: its roll ends misread.
+func TestRunSimCamera(t *testing.T) {
+	addr := freeAddr(t)
+	out := newLineWriter()
+	env := &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: newLineWriter()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	state := t.TempDir()
+	cfg := filepath.Join(state, "towerd.yaml")
+	os.WriteFile(cfg, []byte("tower:\n  max_retries: 1\n"), 0o644)
+	go func() {
+		done <- Main(ctx, []string{"run", "--sim", "--sim-camera", "--seed", "4", "--config", cfg, "--listen", addr, "--id", "cam", "--state-dir", state}, env)
+	}()
+	out.waitLine(t, "press Enter")
+	bot := mqtttest.NewBot(t, "tcp://"+addr, "dicetower/cam", mqtttest.BotOptions{})
+	bot.WaitStatus(60*time.Second, "online")
+	bot.SendDice("p1", "3d6")
+	bot.SendDice("n1", "d20")
+	bot.WaitAnswered(120*time.Second, "p1", "n1")
+	r := mqtttest.Distinct(bot.Results("p1"))
+	if len(r) != 1 || r[0].Total < 3 || r[0].Total > 18 || !strings.Contains(string(r[0].Raw), `"source":"sim"`) {
+		t.Fatalf("p1: %+v %+v", r, bot.Errors("p1"))
+	}
+	if e := mqtttest.Distinct(bot.Errors("n1")); len(e) != 1 || e[0].Code != "misread" || len(bot.Results("n1")) != 0 {
+		t.Fatalf("n1: errors %+v results %+v", e, bot.Results("n1"))
+	}
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d", code)

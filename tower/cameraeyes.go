@@ -13,9 +13,11 @@ import (
 )
 
 // FrameReader reads the dice in one photo of the tray (the vision reader,
-// through a small adapter).
+// through VisionReader). physical are the dice dropped: a reader looks
+// only for their kinds, so a shadow or a crumb is not taken for a kind
+// that cannot be there.
 type FrameReader interface {
-	ReadFrame(img image.Image) ([]Seen, error)
+	ReadFrame(img image.Image, physical []rules.Die) ([]Seen, error)
 }
 
 // CameraEyes watch the tray through a camera: they wait for the dice to
@@ -74,7 +76,7 @@ func (c *CameraEyes) Look(ctx context.Context, physical []rules.Die, settled fun
 		if err := ctx.Err(); err != nil {
 			return Look{}, err
 		}
-		seen, err := c.Reader.ReadFrame(frames[i].Image)
+		seen, err := c.Reader.ReadFrame(frames[i].Image, physical)
 		if err != nil {
 			return Look{}, &Misread{Reason: err.Error()}
 		}

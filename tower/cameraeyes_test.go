@@ -1,0 +1,139 @@
+package tower
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/towerd/towerd/clock"
+	"github.com/towerd/towerd/rules"
+	"github.com/towerd/towerd/sim/render"
+	"github.com/towerd/towerd/sim/simcam"
+	"github.com/towerd/towerd/vision"
+	"github.com/towerd/towerd/vision/camera"
+)
+
+// simEyes are camera eyes on a simulated camera whose frames move a fake
+// clock, so settling is timed by frames, not by sleeping.
+func simEyes(t *testing.T, seed uint64, model vision.FaceClassifier, faults simcam.Faults) (*CameraEyes, *simcam.Camera) {
+	return simEyesFaces(t, seed, model, faults, nil)
+}
+
+// simEyesFaces is simEyes whose dice show the faces face rolls.
+func simEyesFaces(t *testing.T, seed uint64, model vision.FaceClassifier, faults simcam.Faults, face func(int) int) (*CameraEyes, *simcam.Camera) {
+	t.Helper()
+	clk := clock.NewFake(time.Unix(0, 0))
+	cam := simcam.New(simcam.Config{Seed: seed, Clock: clk, Advance: clk.Advance, D6: render.D6Pips, Faults: faults, Face: face})
+	t.Cleanup(func() { cam.Close() })
+	r, err := vision.NewReader(vision.Options{Model: model, Crop: cam.Tray(), TopDown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &CameraEyes{Source: cam, Settle: camera.SettleConfig{Clock: clk}, Reader: &VisionReader{Reader: r}, Stage: cam.Roll}, cam
+}
+
+// roll looks at one tumble of the planned dice and assigns what was seen.
+func roll(t *testing.T, e *CameraEyes, planned []rules.Die) ([]int, error) {
+	t.Helper()
+	settled := false
+	lk, err := e.Look(context.Background(), Physical(planned), func() { settled = true })
+	if err != nil {
+		return nil, err
+	}
+	if !settled {
+		t.Fatal("Look returned dice without reporting the settle")
+	}
+	return Assign(planned, lk.Dice)
+}
+
+// want is what the simulated dice show as rules faces, in plan order
+// (Assign orders by place; the test compares sorted faces per kind).
+func want(cam *simcam.Camera) map[rules.Die][]int {
+	out := map[rules.Die][]int{}
+	for _, tr := range cam.Truth() {
+		out[tr.Kind] = append(out[tr.Kind], tr.Face)
+	}
+	for _, f := range out {
+		slices.Sort(f)
+	}
+	return out
+}
+
+// TestCameraEyesReadPips: capture → settle → read on rendered pip d6,
+// rolls of one to five dice on different trays: every face right.
+func TestCameraEyesReadPips(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		e, cam := simEyes(t, seed, nil, simcam.Faults{})
+		planned := make([]rules.Die, 1+int(seed%5))
+		for i := range planned {
+			planned[i] = rules.D6
+		}
+		got, err := roll(t, e, planned)
+		if err != nil {
+			t.Fatalf("seed %d: %v (truth %+v)", seed, err, cam.Truth())
+		}
+		slices.Sort(got)
+		if w := want(cam)[rules.D6]; !slices.Equal(got, w) {
+			t.Fatalf("seed %d: read %v, rolled %v", seed, got, w)
+		}
+	}
+}
+
+// TestCameraEyesFaults: every injected fault ends in the right error or a
+// misread, never a wrong face.
+func TestCameraEyesFaults(t *testing.T) {
+	two := []rules.Die{rules.D6, rules.D6}
+	three := []rules.Die{rules.D6, rules.D6, rules.D6}
+	for _, c := range []struct {
+		name    string
+		faults  simcam.Faults
+		planned []rules.Die
+		check   func(err error) bool
+	}{
+		{"die off the tray", simcam.Faults{OffTray: true}, three, isMisread},
+		{"dark frame", simcam.Faults{Dark: true}, two, isMisread},
+		{"frozen camera", simcam.Faults{Frozen: true}, two, func(err error) bool { return errors.Is(err, ErrHardware) }},
+		{"unplugged", simcam.Faults{FailAfter: 3}, two, func(err error) bool { return errors.Is(err, ErrHardware) }},
+		{"empty frames", simcam.Faults{Empty: true}, two, func(err error) bool { return errors.Is(err, ErrHardware) }},
+		// A die creeping too slowly to show between frames: the settle
+		// times out, or the still frames disagree.
+		{"creeping die", simcam.Faults{Creep: 100000}, two, func(err error) bool { return errors.Is(err, ErrSettle) || isMisread(err) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, cam := simEyes(t, 3, nil, c.faults)
+			got, err := roll(t, e, c.planned)
+			if !c.check(err) {
+				t.Fatalf("read %v, err %v (truth %+v)", got, err, cam.Truth())
+			}
+		})
+	}
+	// A die leaning on the wall, whatever face it shows most of.
+	for face := 1; face <= 6; face++ {
+		e, cam := simEyesFaces(t, 3, nil, simcam.Faults{Cocked: true}, func(int) int { return face })
+		if got, err := roll(t, e, two); !isMisread(err) {
+			t.Errorf("cocked die showing %d: read %v, err %v (truth %+v)", face, got, err, cam.Truth())
+		}
+	}
+	// Two dice touching are either read right or not at all.
+	for seed := uint64(1); seed <= 4; seed++ {
+		e, cam := simEyes(t, seed, nil, simcam.Faults{Touching: true})
+		got, err := roll(t, e, []rules.Die{rules.D6, rules.D6})
+		if err != nil {
+			if !isMisread(err) {
+				t.Fatalf("touching, seed %d: %v", seed, err)
+			}
+			continue
+		}
+		slices.Sort(got)
+		if w := want(cam)[rules.D6]; !slices.Equal(got, w) {
+			t.Fatalf("touching, seed %d: read %v, rolled %v", seed, got, w)
+		}
+	}
+}
+
+func isMisread(err error) bool {
+	var m *Misread
+	return errors.As(err, &m)
+}
