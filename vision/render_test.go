@@ -78,11 +78,12 @@ func pipScenes() int {
 	return 12
 }
 
-// needRendered skips the rendered-photo reading tests unless
-// TOWERD_RENDERED=1: the pip reader was developed on white webcam dice
-// (matteop65) and does NOT yet read the renderer's dice (it invents dice,
-// reads some sixes as twos and answers pip faces on numbered dice), so these
-// tests fail today. They are the acceptance tests for that work (issue 7).
+// needRendered skips the rendered-photo tests that still fail unless
+// TOWERD_RENDERED=1: without a model the pip reader takes a light numeral
+// on a dark numbered die for the lone pip of a 1 (rendered purple d20 and
+// d8 with gold numerals, scene 3). In the tower the reader looks for pips
+// only when the roll has d6, and a model overrules such a "d6"; this test
+// is the acceptance for reading mixed trays without one (issue 7).
 func needRendered(t *testing.T) {
 	t.Helper()
 	if os.Getenv("TOWERD_RENDERED") == "" {
