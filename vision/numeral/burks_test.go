@@ -201,7 +201,17 @@ func TestEnrollBurksbuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := TrainOptions{Epochs: envInt("NUMERAL_EPOCHS", 0), Seed: uint64(envInt("NUMERAL_SEED", 1))}
+	opts := TrainOptions{Epochs: envInt("NUMERAL_EPOCHS", 0), Seed: uint64(envInt("NUMERAL_SEED", 1)),
+		Batch: envInt("NUMERAL_BATCH", 0), LearningRate: float64(envInt("NUMERAL_LR_E4", 0)) / 1e4, Rotation: float64(envInt("NUMERAL_ROT", 0))}
+	if n := envInt("NUMERAL_NORM", -1); n >= 0 {
+		opts.Arch = DefaultArch()
+		opts.Arch.Norm = n
+	}
+	if envInt("NUMERAL_POLAR", 0) == 1 {
+		opts.Arch = Arch{Size: 32, Channels: 3, Convs: []Conv{{16, true}, {32, true}, {64, true}, {64, false}}, Hidden: 128, Polar: true,
+			Norm: envInt("NUMERAL_PNORM", 0)}
+	}
+	opts.View = float64(envInt("NUMERAL_VIEW_E2", 0)) / 100 // 0: the default
 	start := time.Now()
 	opts.Progress = func(p Progress) {
 		if p.Epoch%10 == 0 || p.Epoch == p.Epochs {

@@ -166,22 +166,36 @@ func centreView(c *canon, size int, frac float64) view {
 	return view{cx: float64(c.w) / 2, cy: float64(c.h) / 2, m: [4]float64{a, 0, 0, a}}
 }
 
-// sample renders the view into out (channels planes of size×size, values
-// 0..1), averaging up to 3×3 bilinear taps per pixel when shrinking.
-func (c *canon) sample(v view, size, channels int, out []float32) {
-	a := math.Sqrt(math.Abs(v.m[0]*v.m[3] - v.m[1]*v.m[2]))
-	ss := min(3, max(1, int(math.Ceil(a-0.25))))
+// sample renders the view into out as the net a takes it (a.Channels
+// planes, values 0..1): a Size×Size square, or for a polar net Size/2
+// radii (rows) by 2·Size angles (columns) of the disc inside that square.
+// It averages up to 3×3 bilinear taps per pixel when shrinking.
+func (c *canon) sample(v view, a Arch, out []float32) {
+	size, channels := a.Size, a.Channels
+	sc := math.Sqrt(math.Abs(v.m[0]*v.m[3] - v.m[1]*v.m[2]))
+	ss := min(3, max(1, int(math.Ceil(sc-0.25))))
 	inv := 1 / float64(ss)
 	n := c.w * c.h
 	half := float64(size) / 2
 	wScale := float32(1.0 / (255 * float64(ss*ss)))
-	for py := 0; py < size; py++ {
-		for px := 0; px < size; px++ {
+	rows, cols := a.inShape()
+	// offset maps a point of the input grid (column, row; fractional) to
+	// an offset from the view's centre in input pixels.
+	offset := func(px, py float64) (float64, float64) { return px - half, py - half }
+	if a.Polar {
+		dth := 2 * math.Pi / float64(cols)
+		offset = func(px, py float64) (float64, float64) {
+			r, th := py, px*dth
+			return r * math.Cos(th), r * math.Sin(th)
+		}
+	}
+	for py := 0; py < rows; py++ {
+		for px := 0; px < cols; px++ {
 			var r, g, b float32
 			for sy := 0; sy < ss; sy++ {
-				oy := float64(py) + (float64(sy)+0.5)*inv - half
+				fy := float64(py) + (float64(sy)+0.5)*inv
 				for sx := 0; sx < ss; sx++ {
-					ox := float64(px) + (float64(sx)+0.5)*inv - half
+					ox, oy := offset(float64(px)+(float64(sx)+0.5)*inv, fy)
 					x := v.cx + v.m[0]*ox + v.m[1]*oy - 0.5
 					y := v.cy + v.m[2]*ox + v.m[3]*oy - 0.5
 					x = min(max(x, 0), float64(c.w-1))
@@ -199,13 +213,13 @@ func (c *canon) sample(v view, size, channels int, out []float32) {
 					b += w00*float32(p[i00]) + w01*float32(p[i01]) + w10*float32(p[i10]) + w11*float32(p[i11])
 				}
 			}
-			o := py*size + px
+			o := py*cols + px
 			if channels == 1 {
 				out[o] = (0.299*r + 0.587*g + 0.114*b) * wScale
 			} else {
 				out[o] = r * wScale
-				out[size*size+o] = g * wScale
-				out[2*size*size+o] = b * wScale
+				out[rows*cols+o] = g * wScale
+				out[2*rows*cols+o] = b * wScale
 			}
 		}
 	}

@@ -13,8 +13,21 @@ type Arch struct {
 	Size     int    `json:"size"`     // input side in pixels
 	Channels int    `json:"channels"` // 3 = colour, 1 = gray
 	Convs    []Conv `json:"convs"`
-	Hidden   int    `json:"hidden"`  // width of the hidden dense layer
-	Classes  int    `json:"classes"` // set by Train from the samples
+	Hidden   int    `json:"hidden"` // width of the hidden dense layer
+	// Polar samples the view in polar coordinates about the die's centre
+	// (Size/2 radii by 2·Size angles) instead of a Size×Size square: a
+	// turn of the die is then a shift along the angle axis, which the
+	// convolutions (wrapping around that axis) and a maximum over it at
+	// the end make no difference to. The net needs no longer learn every
+	// angle of every face from examples.
+	Polar bool `json:"polar,omitempty"`
+	// Norm, when above 0, normalises each conv's output per crop in groups
+	// of Norm channels (group normalisation, with a learnt gain and offset
+	// per channel) before the ReLU. It makes training converge several
+	// times faster; unlike batch normalisation it needs no batch, so the
+	// net still learns one crop at a time and reads the same way.
+	Norm    int `json:"norm,omitempty"`
+	Classes int `json:"classes"` // set by Train from the samples
 }
 
 // Conv is one 3×3 convolution layer of an Arch.
@@ -23,15 +36,18 @@ type Conv struct {
 	Pool bool `json:"pool"` // 2×2 max pooling after the ReLU
 }
 
-// DefaultArch is a net of about 3.5 million multiply-adds per crop: 40×40
-// colour input, 12-24-48-64 channels, 128 hidden units. Colour is kept
-// because a set's kinds usually differ in colour.
+// DefaultArch is a polar net of about 3.4 million multiply-adds per look:
+// 16 radii by 64 angles in colour, 16-32-64-64 channels, 128 hidden units.
+// Polar because dice land at any angle: on burksbuilds (one photo per
+// face) it learnt about four times faster than a 40×40 square net of the
+// same cost. Colour is kept because a set's kinds usually differ in colour.
 func DefaultArch() Arch {
 	return Arch{
-		Size:     40,
+		Size:     32,
 		Channels: 3,
-		Convs:    []Conv{{12, true}, {24, true}, {48, true}, {64, false}},
+		Convs:    []Conv{{16, true}, {32, true}, {64, true}, {64, false}},
 		Hidden:   128,
+		Polar:    true,
 	}
 }
 
@@ -53,7 +69,10 @@ type convLayer struct {
 	h, w       int // input (= conv output) size
 	oh, ow     int // after pooling
 	pool       bool
+	circ       bool // the width axis wraps around (polar angle)
 	wOff, bOff int
+	group      int // channels per norm group; 0: no norm
+	gOff, hOff int // norm gain and offset, one per output channel
 }
 
 type denseLayer struct {
@@ -70,6 +89,15 @@ type net struct {
 	dense   []denseLayer
 	nParams int
 	inLen   int
+	lastW   int // polar: the angle cells the last conv's output has
+}
+
+// inShape is the net's input height and width.
+func (a Arch) inShape() (h, w int) {
+	if a.Polar {
+		return a.Size / 2, 2 * a.Size
+	}
+	return a.Size, a.Size
 }
 
 func (a Arch) validate() error {
@@ -84,10 +112,17 @@ func (a Arch) validate() error {
 		return fmt.Errorf("hidden %d out of range 1..%d", a.Hidden, maxHidden)
 	case a.Classes < 2 || a.Classes > maxClasses:
 		return fmt.Errorf("classes %d out of range 2..%d", a.Classes, maxClasses)
+	case a.Polar && a.Size%2 != 0:
+		return fmt.Errorf("polar size %d is odd", a.Size)
+	case a.Norm < 0 || a.Norm > maxWidth:
+		return fmt.Errorf("norm group %d out of range 0..%d", a.Norm, maxWidth)
 	}
 	for i, c := range a.Convs {
 		if c.Out < 1 || c.Out > maxWidth {
 			return fmt.Errorf("conv %d: %d channels out of range 1..%d", i, c.Out, maxWidth)
+		}
+		if a.Norm > 0 && c.Out%a.Norm != 0 {
+			return fmt.Errorf("conv %d: %d channels do not split into norm groups of %d", i, c.Out, a.Norm)
 		}
 	}
 	return nil
@@ -98,10 +133,11 @@ func newNet(a Arch) (*net, error) {
 		return nil, fmt.Errorf("numeral: architecture: %w", err)
 	}
 	n := &net{arch: a, inLen: a.Channels * a.Size * a.Size}
-	cin, h, w := a.Channels, a.Size, a.Size
+	cin := a.Channels
+	h, w := a.inShape()
 	off := 0
 	for i, c := range a.Convs {
-		l := convLayer{cin: cin, cout: c.Out, h: h, w: w, oh: h, ow: w, pool: c.Pool}
+		l := convLayer{cin: cin, cout: c.Out, h: h, w: w, oh: h, ow: w, pool: c.Pool, group: a.Norm, circ: a.Polar}
 		if c.Pool {
 			l.oh, l.ow = h/2, w/2
 		}
@@ -115,10 +151,20 @@ func newNet(a Arch) (*net, error) {
 		off += c.Out * cin * 9
 		l.bOff = off
 		off += c.Out
+		if l.group > 0 {
+			l.gOff = off
+			off += c.Out
+			l.hOff = off
+			off += c.Out
+		}
 		n.convs = append(n.convs, l)
 		cin, h, w = c.Out, l.oh, l.ow
 	}
 	flat := cin * h * w
+	if a.Polar {
+		flat = cin * h // the maximum over the angle of each channel and radius
+		n.lastW = w
+	}
 	for _, d := range []denseLayer{{in: flat, out: a.Hidden, relu: true}, {in: a.Hidden, out: a.Classes}} {
 		d.wOff = off
 		off += d.in * d.out
@@ -153,6 +199,11 @@ func (n *net) initParams(r *rand.Rand) []float32 {
 		for i := range l.cout * l.cin * 9 {
 			p[l.wOff+i] = float32(r.NormFloat64() * std)
 		}
+		if l.group > 0 {
+			for i := range l.cout {
+				p[l.gOff+i] = 1
+			}
+		}
 	}
 	for k, d := range n.dense {
 		std := math.Sqrt(2 / float64(d.in))
@@ -173,6 +224,9 @@ type work struct {
 	act   [][]float32 // each conv's output after ReLU, before pooling
 	out   [][]float32 // each conv's output after pooling (= act without pooling)
 	arg   [][]int32   // argmax of each pooled cell
+	tArg  []int32     // polar: where along the angle each maximum came from
+	xhat  [][]float32 // each normed conv's output, normalised (before gain and offset)
+	istd  [][]float32 // 1/σ of each norm group
 	dense [][]float32 // input of each dense layer, then the logits
 	// backward
 	dOut  []float32
@@ -193,6 +247,13 @@ func (n *net) newWork() *work {
 		w.col = append(w.col, make([]float32, k*hw))
 		act := make([]float32, l.cout*hw)
 		w.act = append(w.act, act)
+		if l.group > 0 {
+			w.xhat = append(w.xhat, make([]float32, l.cout*hw))
+			w.istd = append(w.istd, make([]float32, l.cout/l.group))
+		} else {
+			w.xhat = append(w.xhat, nil)
+			w.istd = append(w.istd, nil)
+		}
 		if l.pool {
 			w.out = append(w.out, make([]float32, l.cout*l.oh*l.ow))
 			w.arg = append(w.arg, make([]int32, l.cout*l.oh*l.ow))
@@ -205,6 +266,9 @@ func (n *net) newWork() *work {
 	}
 	for _, d := range n.dense {
 		w.dense = append(w.dense, make([]float32, d.in))
+	}
+	if n.arch.Polar {
+		w.tArg = make([]int32, n.dense[0].in)
 	}
 	w.dense = append(w.dense, make([]float32, n.arch.Classes))
 	w.dOut = make([]float32, maxAct)
@@ -226,7 +290,7 @@ func (n *net) forward(p []float32, w *work) []float32 {
 	for i, l := range n.convs {
 		hw := l.h * l.w
 		k := l.cin * 9
-		im2col(x, l.cin, l.h, l.w, w.col[i])
+		im2col(x, l.cin, l.h, l.w, l.circ, w.col[i])
 		act := w.act[i]
 		for o := 0; o < l.cout; o++ {
 			b := p[l.bOff+o]
@@ -236,13 +300,20 @@ func (n *net) forward(p []float32, w *work) []float32 {
 			}
 		}
 		gemmNN(l.cout, hw, k, p[l.wOff:l.wOff+l.cout*k], w.col[i], act)
+		if l.group > 0 {
+			l.normForward(p, act, w.xhat[i], w.istd[i])
+		}
 		relu(act)
 		if l.pool {
 			maxPool(act, l.cout, l.h, l.w, w.out[i], w.arg[i])
 		}
 		x = w.out[i]
 	}
-	copy(w.dense[0], x)
+	if n.arch.Polar {
+		thetaMax(x, n.lastW, w.dense[0], w.tArg)
+	} else {
+		copy(w.dense[0], x)
+	}
 	for i, d := range n.dense {
 		in, out := w.dense[i], w.dense[i+1]
 		if i+1 < len(n.dense) {
@@ -293,9 +364,18 @@ func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
 		}
 		dy = dx
 	}
-	// dy is now the gradient of the last conv block's (pooled) output.
-	dOut := w.dOut[:len(dy)]
-	copy(dOut, dy)
+	// dy is now the gradient of the last conv block's (pooled) output, or
+	// of its maxima over the angle.
+	last := n.convs[len(n.convs)-1]
+	dOut := w.dOut[:last.cout*last.oh*last.ow]
+	if n.arch.Polar {
+		clear(dOut)
+		for k, a := range w.tArg {
+			dOut[a] += dy[k]
+		}
+	} else {
+		copy(dOut, dy)
+	}
 	for i := len(n.convs) - 1; i >= 0; i-- {
 		l := n.convs[i]
 		hw := l.h * l.w
@@ -315,6 +395,9 @@ func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
 				dAct[j] = 0
 			}
 		}
+		if l.group > 0 {
+			l.normBackward(p, g, dAct, w.xhat[i], w.istd[i])
+		}
 		for o := 0; o < l.cout; o++ {
 			var s float32
 			for _, v := range dAct[o*hw : o*hw+hw] {
@@ -330,9 +413,80 @@ func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
 		clear(dCol)
 		gemmTN(k, hw, l.cout, p[l.wOff:l.wOff+l.cout*k], dAct, dCol)
 		dIn := w.dIn[:l.cin*hw]
-		col2im(dCol, l.cin, l.h, l.w, dIn)
+		col2im(dCol, l.cin, l.h, l.w, l.circ, dIn)
 		dOut = w.dOut[:len(dIn)]
 		copy(dOut, dIn)
+	}
+}
+
+// normEps keeps the normalisation finite on a flat group.
+const normEps = 1e-5
+
+// normForward normalises x (the conv's output, cout planes) per group to
+// zero mean and unit variance, keeping the normalised values in xhat, then
+// applies each channel's gain and offset.
+func (l *convLayer) normForward(p, x, xhat, istd []float32) {
+	n := l.group * l.h * l.w
+	for g := range istd {
+		seg := x[g*n : g*n+n]
+		var s, s2 float64
+		for _, v := range seg {
+			s += float64(v)
+			s2 += float64(v) * float64(v)
+		}
+		mean := s / float64(n)
+		v := max(0, s2/float64(n)-mean*mean)
+		is := float32(1 / math.Sqrt(v+normEps))
+		istd[g] = is
+		m := float32(mean)
+		xh := xhat[g*n : g*n+n]
+		for i, v := range seg {
+			xh[i] = (v - m) * is
+		}
+	}
+	hw := l.h * l.w
+	for c := 0; c < l.cout; c++ {
+		gain, off := p[l.gOff+c], p[l.hOff+c]
+		xh := xhat[c*hw : c*hw+hw]
+		out := x[c*hw : c*hw+hw]
+		for i, v := range xh {
+			out[i] = gain*v + off
+		}
+	}
+}
+
+// normBackward turns dy, the gradient of the norm's output, into that of
+// its input in place, and adds the gain and offset gradients to g.
+func (l *convLayer) normBackward(p, g, dy, xhat, istd []float32) {
+	hw := l.h * l.w
+	for c := 0; c < l.cout; c++ {
+		d := dy[c*hw : c*hw+hw]
+		xh := xhat[c*hw : c*hw+hw]
+		var sg, sh float32
+		for i, v := range d {
+			sg += v * xh[i]
+			sh += v
+		}
+		g[l.gOff+c] += sg
+		g[l.hOff+c] += sh
+		gain := p[l.gOff+c]
+		for i := range d {
+			d[i] *= gain
+		}
+	}
+	n := l.group * hw
+	for gi, is := range istd {
+		d := dy[gi*n : gi*n+n]
+		xh := xhat[gi*n : gi*n+n]
+		var m1, m2 float64
+		for i, v := range d {
+			m1 += float64(v)
+			m2 += float64(v) * float64(xh[i])
+		}
+		a, b := float32(m1/float64(n)), float32(m2/float64(n))
+		for i, v := range d {
+			d[i] = is * (v - a - xh[i]*b)
+		}
 	}
 }
 
@@ -344,11 +498,27 @@ func relu(x []float32) {
 	}
 }
 
-// im2col lays out the 3×3 neighbourhoods (zero padded) of a c×h×w tensor
-// as rows (ch, ky, kx) of h·w columns.
+// thetaMax takes the maximum of each row of x (rows of w cells) into out
+// and records where it came from.
+func thetaMax(x []float32, w int, out []float32, arg []int32) {
+	for k := range out {
+		row := x[k*w : k*w+w]
+		best, bi := row[0], 0
+		for j, v := range row {
+			if v > best {
+				best, bi = v, j
+			}
+		}
+		out[k] = best
+		arg[k] = int32(k*w + bi)
+	}
+}
+
+// im2col lays out the 3×3 neighbourhoods (zero padded; with circ the width
+// wraps around) of a c×h×w tensor as rows (ch, ky, kx) of h·w columns.
 //
 //go:norace
-func im2col(x []float32, c, h, w int, col []float32) {
+func im2col(x []float32, c, h, w int, circ bool, col []float32) {
 	hw := h * w
 	for ch := 0; ch < c; ch++ {
 		src := x[ch*hw : ch*hw+hw]
@@ -367,12 +537,18 @@ func im2col(x []float32, c, h, w int, col []float32) {
 					switch dx {
 					case -1:
 						row[0] = 0
+						if circ {
+							row[0] = s[w-1]
+						}
 						copy(row[1:], s[:w-1])
 					case 0:
 						copy(row, s)
 					case 1:
 						copy(row[:w-1], s[1:])
 						row[w-1] = 0
+						if circ {
+							row[w-1] = s[0]
+						}
 					}
 				}
 			}
@@ -383,7 +559,7 @@ func im2col(x []float32, c, h, w int, col []float32) {
 // col2im is the adjoint of im2col: it sums the columns back into dx.
 //
 //go:norace
-func col2im(col []float32, c, h, w int, dx []float32) {
+func col2im(col []float32, c, h, w int, circ bool, dx []float32) {
 	hw := h * w
 	clear(dx[:c*hw])
 	for ch := 0; ch < c; ch++ {
@@ -404,6 +580,9 @@ func col2im(col []float32, c, h, w int, dx []float32) {
 						for j := 1; j < w; j++ {
 							d[j-1] += s[j]
 						}
+						if circ {
+							d[w-1] += s[0]
+						}
 					case 0:
 						for j := 0; j < w; j++ {
 							d[j] += s[j]
@@ -411,6 +590,9 @@ func col2im(col []float32, c, h, w int, dx []float32) {
 					case 1:
 						for j := 0; j < w-1; j++ {
 							d[j+1] += s[j]
+						}
+						if circ {
+							d[0] += s[w-1]
 						}
 					}
 				}

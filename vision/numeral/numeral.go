@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"fmt"
 	"image"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -127,10 +128,12 @@ func (m *Model) getWork() *work {
 	return m.net.newWork()
 }
 
-// Views is how many looks Classify takes at a crop: the die turned by
-// 0°, 90°, 180° and 270°. The net learned every angle, so each look is a
-// fair one, and requiring them to agree turns most confident mistakes on
-// an odd view into low confidence.
+// Views is how many looks Classify takes at a crop with a square net: the
+// die turned by 0°, 90°, 180° and 270°. The net learned every angle, so
+// each look is a fair one, and requiring them to agree turns most
+// confident mistakes on an odd view into low confidence. A polar net takes
+// two looks, half an angle cell apart (a quarter turn is a shift it does
+// not see).
 const Views = 4
 
 // Classify reads the die in crop (made like CropDie's) and returns its kind,
@@ -138,8 +141,8 @@ const Views = 4
 // in allowed are answered (nil: any kind the model knows); the probability
 // still counts every class the model knows, so a die of another kind or no
 // die at all gets a low confidence. The answer is the class most probable
-// over Views quarter-turned looks, and its confidence the lowest
-// probability any look gives it. Report the face only when confidence
+// over the looks (see Views), and its confidence the lowest probability
+// any look gives it. Report the face only when confidence
 // reaches a threshold such as DefaultMinConfidence. With no allowed kind
 // known to the model it returns "", 0, 0.
 func (m *Model) Classify(crop image.Image, allowed []string) (die string, face int, confidence float64) {
@@ -158,16 +161,25 @@ func (m *Model) classify(crop image.Image, allowed []string, views int) (die str
 	}
 	sum, low := w.sum[:n], w.sum[n:2*n]
 	clear(sum)
+	if m.arch.Polar {
+		// A quarter turn is a shift by whole angle cells, which a polar
+		// net does not see: its second look is turned by half a cell of
+		// its last layer instead, the angle it is least sure to ignore.
+		views = min(views, 2)
+	}
 	for k := 0; k < views; k++ {
 		v := v0
 		// Quarter turns are exact: the sampling matrix only swaps signs.
 		a := v0.m[0]
-		switch k * 4 / views {
-		case 1:
+		switch {
+		case m.arch.Polar && k == 1:
+			th := math.Pi / float64(m.net.lastW)
+			v.m = [4]float64{a * math.Cos(th), -a * math.Sin(th), a * math.Sin(th), a * math.Cos(th)}
+		case k*4/views == 1:
 			v.m = [4]float64{0, -a, a, 0}
-		case 2:
+		case k*4/views == 2:
 			v.m = [4]float64{-a, 0, 0, -a}
-		case 3:
+		case k*4/views == 3:
 			v.m = [4]float64{0, a, -a, 0}
 		}
 		p := m.probsView(c, v, w)
@@ -196,7 +208,7 @@ func (m *Model) classify(crop image.Image, allowed []string, views int) (die str
 // probsView runs the net on view v of c and returns the calibrated class
 // probabilities (owned by w).
 func (m *Model) probsView(c *canon, v view, w *work) []float32 {
-	c.sample(v, m.arch.Size, m.arch.Channels, w.in)
+	c.sample(v, m.arch, w.in)
 	standardize(w.in)
 	logits := m.net.forward(m.params, w)
 	softmax(logits, float32(m.temp), w.probs)
