@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/towerd/towerd/vision/numeral"
@@ -11,7 +12,7 @@ import (
 func init() {
 	Register(&Command{
 		Name:  "enroll",
-		Usage: "enroll --out M [--epochs N] [--seed S] [--rotation DEG] DATASET",
+		Usage: "enroll --out M [--epochs N] [--seed S] [--rotation DEG] [--min-accuracy A] [--force] DATASET",
 		Summary: "Learn a dice set (kinds and faces, in its own font and colours) from labelled photos " +
 			"(labels.csv: file,die,face,x,y,w,h) and write the model that `read --model` and `eval --model` use.",
 		Run: runEnroll,
@@ -26,10 +27,13 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed: the same photos and seed give the same model")
 	rotation := fs.Float64("rotation", 0, "largest training rotation in degrees either way (default 180, dice land at any angle; "+
 		"use e.g. 15 for a camera that sees dice from a fixed side)")
+	minAcc := fs.Float64("min-accuracy", 0.95, "accuracy every kind must reach on held-back crops (or, with none held back, "+
+		"on new augmented views) for the model to be written")
+	force := fs.Bool("force", false, "write the model even when a kind reads below --min-accuracy")
 	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || *out == "" {
+	if fs.NArg() != 1 || *out == "" || *minAcc < 0 || *minAcc > 1 {
 		fs.Usage()
 		return Exit(2, "")
 	}
@@ -53,15 +57,36 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := m.Save(*out); err != nil {
-		return fmt.Errorf("towerd enroll: %w", err)
-	}
 	st := m.Stats()
-	fmt.Fprintf(env.Stdout, "enrolled %s: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
-		*out, st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
+	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
+		st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
+	var weak []string
 	for _, k := range st.Kinds {
 		fmt.Fprintf(env.Stdout, "  %-4s train %d acc %.3f, augmented %.3f, held back %d acc %.3f answered %.3f\n",
 			k.Die, k.Train, k.TrainAcc, k.AugAcc, k.Validation, k.ValAcc, k.ValAnswered)
+		if acc := kindAccuracy(k); acc < *minAcc {
+			weak = append(weak, fmt.Sprintf("%s %.3f", k.Die, acc))
+		}
 	}
+	// A model that reads its own kinds poorly would leave the tower
+	// re-tumbling, or worse, answer confidently wrong: it is not written
+	// unless asked for.
+	if len(weak) > 0 && !*force {
+		return Exit(1, fmt.Sprintf("towerd enroll: not written: below --min-accuracy %.2f: %s; add labelled photos or epochs (or --force)",
+			*minAcc, strings.Join(weak, ", ")))
+	}
+	if err := m.Save(*out); err != nil {
+		return fmt.Errorf("towerd enroll: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "enrolled %s\n", *out)
 	return nil
+}
+
+// kindAccuracy is what a kind's reading is judged by: its held-back crops
+// when there are any, else new augmented views of its training crops.
+func kindAccuracy(k numeral.KindStats) float64 {
+	if k.Validation > 0 {
+		return k.ValAcc
+	}
+	return k.AugAcc
 }

@@ -42,6 +42,31 @@ func TestRenderCommand(t *testing.T) {
 	}
 }
 
+// TestEnrollRefusesWeakModel: a model trained for one epoch reads its
+// dice poorly and is not written unless forced; a forced one is read by
+// towerd read.
+func TestEnrollRefusesWeakModel(t *testing.T) {
+	dir := t.TempDir()
+	err := render.WriteDataset(dir, render.DatasetOptions{Photos: 3, Seed: 2, Kinds: []rules.Die{rules.D8, rules.D20}, Width: 320, Height: 240})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "m")
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--out", model, dir)
+	if code != 1 || !strings.Contains(errs, "not written") {
+		t.Fatalf("weak model: exit %d, %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(model); err == nil {
+		t.Fatal("a refused model was written")
+	}
+	if code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir); code != 0 || !strings.Contains(out, "enrolled "+model) {
+		t.Fatalf("forced: exit %d, %s %s", code, out, errs)
+	}
+	if code, out, errs := runTowerd(t, "", "read", "--model", model, filepath.Join(dir, "images", "tray-0000.png")); code != 0 {
+		t.Fatalf("read with the forced model: exit %d, %s %s", code, out, errs)
+	}
+}
+
 // TestReadJSONContract: one line per file as the contract says, an error
 // line for a file that is not a photo, and exit 1 at the end.
 func TestReadJSONContract(t *testing.T) {
