@@ -53,7 +53,7 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 			sc.D6 = render.D6Numerals
 		}
 		cam := simcam.New(sc)
-		r, err := newVisionReader(cfg, model, nil, cam.Tray())
+		r, err := newVisionReader(cfg, model, nil, cam.Tray(), true)
 		if err != nil {
 			cam.Close()
 			return nil, nil, err
@@ -71,7 +71,7 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 	default:
 		return nil, nil, err
 	}
-	r, err := newVisionReader(cfg, model, bg, tray)
+	r, err := newVisionReader(cfg, model, bg, tray, cc.TopDown)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,10 +111,11 @@ func readsD6(m *numeral.Model) bool {
 }
 
 // newVisionReader builds the reader of cfg's vision section with the
-// model (may be nil), the empty tray (may be nil) and the tray region.
-func newVisionReader(cfg *config.Config, m *numeral.Model, bg image.Image, tray image.Rectangle) (*tower.VisionReader, error) {
+// model (may be nil), the empty tray (may be nil), the tray region and
+// whether the camera looks straight down (the simulated one does).
+func newVisionReader(cfg *config.Config, m *numeral.Model, bg image.Image, tray image.Rectangle, topDown bool) (*tower.VisionReader, error) {
 	vc := cfg.Vision
-	opts := vision.Options{MinConfidence: vc.MinConfidence, Background: bg, Crop: tray, TopDown: true}
+	opts := vision.Options{MinConfidence: vc.MinConfidence, Background: bg, Crop: tray, TopDown: topDown}
 	if m != nil {
 		opts.Model = m
 	}

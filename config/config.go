@@ -137,7 +137,11 @@ type Camera struct {
 	FPS              int    `yaml:"fps"`
 	LockExposure     bool   `yaml:"lock_exposure"`
 	LockWhiteBalance bool   `yaml:"lock_white_balance"`
-	Settle           Settle `yaml:"settle"`
+	// TopDown: the camera looks straight down on the tray, so a die whose
+	// up face is seen foreshortened is leaning (cocked). False for a camera
+	// that looks into the tray at an angle.
+	TopDown bool   `yaml:"top_down"`
+	Settle  Settle `yaml:"settle"`
 }
 
 // Settle says when the dice have come to rest.
@@ -267,6 +271,7 @@ func base() *Config {
 			FPS:              30,
 			LockExposure:     true,
 			LockWhiteBalance: true,
+			TopDown:          true,
 			Settle: Settle{
 				StillFrames:   3,
 				DiffThreshold: 2.0,
