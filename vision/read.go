@@ -107,12 +107,13 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 		dice = nil
 	}
 	out := dice
+	dropped := make([]bool, len(dice))
 	for i := range bs {
 		b := &bs[i]
 		owner := -1
 		for j, d := range dice {
 			c := image.Pt((d.Box.Min.X+d.Box.Max.X)/2, (d.Box.Min.Y+d.Box.Max.Y)/2)
-			if c.In(b.box) {
+			if !dropped[j] && c.In(b.box) {
 				owner = j
 				break
 			}
@@ -123,14 +124,23 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 			// box unless it clearly holds more than this die.
 			fb := d.Box
 			whole := float64(b.box.Dx()*b.box.Dy()) <= 4*float64(fb.Dx()*fb.Dy())
-			if whole {
+			switch {
+			case !whole && r.opts.Model != nil && b.dieLike():
+				// A "face" far smaller than the single die it lies on is
+				// no d6's top but a numeral or mark on a numbered die (a
+				// gold 7 on a dark d20 passes for the lone pip of a 1):
+				// the blob is read as a die of its own below.
+				dropped[owner] = true
+			case whole:
 				d.Box = b.box
 				d.Outline = b.outline
+				if r.opts.Model != nil && b.dieLike() {
+					r.checkPips(img, d, b)
+				}
+				continue
+			default:
+				continue
 			}
-			if whole && r.opts.Model != nil && b.dieLike() {
-				r.checkPips(img, d, b)
-			}
-			continue
 		}
 		if !b.dieLike() {
 			continue
@@ -153,7 +163,13 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 		}
 		out = append(out, d)
 	}
-	return out
+	kept := out[:0]
+	for i, d := range out {
+		if i >= len(dropped) || !dropped[i] {
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 // modelReadsD6 reports whether the model was enrolled with d6 faces, so
@@ -163,12 +179,13 @@ func (r *Reader) modelReadsD6() bool {
 	return ok && slices.Contains(k.Kinds(), "d6")
 }
 
-// checkPips lets the enrolled model overrule the pip reader on a die whose
-// blob it can read: numerals and marks on a numbered die can look like
-// pips (an 8's loops, a 6's underline dot). When the model is sure of
-// another kind, the die is that kind; when it is sure of a d6 face other
-// than the pips counted, the face is null — two readers disagreeing is no
-// answer.
+// checkPips shows the enrolled model a die the pip reader counted. Two
+// readers disagreeing is no answer: when the model is sure of another
+// kind, the die's kind and face are unknown (numerals can look like pips —
+// an 8's loops, a 6's dot — but a model never shown a pip d6 can also be
+// sure a d6 is a d8, and either way the tower re-tumbles rather than
+// publish a guess); when it is sure of a different d6 face, the face is
+// null. A model that agrees, or is unsure, leaves the pip reading.
 func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 	kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, b.box), r.allowedList())
 	if kind == "" || conf < r.opts.MinConfidence {
@@ -176,7 +193,7 @@ func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 	}
 	switch {
 	case kind != "d6":
-		*d = Die{Kind: kind, Face: intp(f), Confidence: conf, Box: b.box, Outline: b.outline}
+		*d = Die{Box: b.box, Outline: b.outline}
 	case d.Face != nil && *d.Face != f:
 		d.Face = nil
 		d.Confidence = math.Min(d.Confidence, 1-conf)

@@ -21,8 +21,8 @@ func (f fixedClassifier) Classify(image.Image, []string) (string, int, float64) 
 var _ FaceClassifier = fixedClassifier{}
 
 // TestMergeBlobsModelOverrulesPips: with an enrolled model, a die the pip
-// reader counted is given to the model when it is sure of a numbered kind,
-// and left null when the two read different d6 faces.
+// reader counted is of unknown kind when the model is sure of a numbered
+// kind, and left null when the two read different d6 faces.
 func TestMergeBlobsModelOverrulesPips(t *testing.T) {
 	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
 	b := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 6}
@@ -35,7 +35,7 @@ func TestMergeBlobsModelOverrulesPips(t *testing.T) {
 		wantKind string
 		wantFace int // -1: null
 	}{
-		{"numbered kind wins", fixedClassifier{"d20", 17, 0.97}, "d20", 17},
+		{"kinds disagree", fixedClassifier{"d20", 17, 0.97}, "", -1},
 		{"same face kept", fixedClassifier{"d6", 3, 0.95}, "d6", 3},
 		{"faces disagree", fixedClassifier{"d6", 5, 0.95}, "d6", -1},
 		{"unsure model ignored", fixedClassifier{"d20", 17, 0.6}, "d6", 3},
@@ -62,6 +62,23 @@ func TestMergeBlobsModelOverrulesPips(t *testing.T) {
 		if d.Box != b.box {
 			t.Errorf("%s: box %v, want the blob's %v", tc.name, d.Box, b.box)
 		}
+	}
+}
+
+// TestMergeBlobsSpeckOnNumberedDie: a "pip face" far smaller than the
+// die-like blob it lies on (a light numeral on a dark die) is dropped and
+// the blob read by the model as a die of its own.
+func TestMergeBlobsSpeckOnNumberedDie(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	b := blob{box: image.Rect(50, 50, 134, 134), solid: 0.95, aspect: 1.05, corners: 6}
+	speck := []Die{{Kind: "d6", Face: intp(1), Confidence: 0.98, Box: image.Rect(80, 80, 100, 100)}}
+	r, err := NewReader(Options{Model: fixedClassifier{"d20", 7, 0.97}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.mergeBlobs(img, speck, []blob{b})
+	if len(got) != 1 || got[0].Kind != "d20" || got[0].Face == nil || *got[0].Face != 7 || got[0].Box != b.box {
+		t.Fatalf("got %+v, want one d20 7 at the blob", got)
 	}
 }
 
