@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -41,19 +42,22 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 			src = sim.NewSeeded(uint64(seed))
 		}
 		// Paced like a real camera, so a roll takes as long as a tumble
-		// and a settle do; its d6 are numbered only when the model reads
-		// numbered d6 (enrolled on `towerd render --d6 numerals`).
+		// and a settle do; its d6 have pips.
 		// The settle wait is timed by the frames' own clock, so a machine
 		// too busy to draw 30 frames a second does not time the dice out.
 		frames := clock.NewFake(time.Now())
 		eyes.Settle.Clock = frames
 		sc := simcam.Config{Seed: uint64(max(seed, 0)), Face: src.Face, D6: render.D6Pips,
 			Clock: clock.Real{}, Pace: true, Advance: frames.Advance}
-		if model != nil && readsD6(model) {
-			sc.D6 = render.D6Numerals
-		}
 		cam := simcam.New(sc)
-		r, err := newVisionReader(cfg, model, nil, cam.Tray(), true)
+		// The empty tray, which towerd calibrate keeps on a real tower:
+		// with it the reader finds dice as what differs from the tray.
+		empty, err := cam.Capture(context.Background())
+		if err != nil {
+			cam.Close()
+			return nil, nil, err
+		}
+		r, err := newVisionReader(cfg, model, empty.Image, cam.Tray(), true)
 		if err != nil {
 			cam.Close()
 			return nil, nil, err
@@ -99,15 +103,6 @@ func loadModel(path string, log *slog.Logger) (*numeral.Model, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("vision: %w", err)
-}
-
-func readsD6(m *numeral.Model) bool {
-	for _, k := range m.Kinds() {
-		if k == "d6" {
-			return true
-		}
-	}
-	return false
 }
 
 // newVisionReader builds the reader of cfg's vision section with the
