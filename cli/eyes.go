@@ -42,9 +42,9 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 			src = sim.NewSeeded(uint64(seed))
 		}
 		// Paced like a real camera, so a roll takes as long as a tumble
-		// and a settle do; its d6 have pips.
-		// The settle wait is timed by the frames' own clock, so a machine
-		// too busy to draw 30 frames a second does not time the dice out.
+		// and a settle do, but the settle wait is timed by the frames' own
+		// clock: a machine too busy to draw 30 frames a second does not
+		// time the dice out. Its d6 have pips.
 		frames := clock.NewFake(time.Now())
 		eyes.Settle.Clock = frames
 		sc := simcam.Config{Seed: uint64(max(seed, 0)), Face: src.Face, D6: render.D6Pips,
