@@ -6,12 +6,14 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/towerd/towerd/internal/cputime"
 	"github.com/towerd/towerd/rules"
 	"github.com/towerd/towerd/sim/render"
+	"github.com/towerd/towerd/vision/numeral"
 )
 
 // tally scores a reader against rendered truth: a die is matched when the
@@ -272,3 +274,37 @@ func BenchmarkRead640(b *testing.B) { benchRead(b, 640, 480) }
 
 // BenchmarkRead1296 is a 1296x972 photo with five dice (target ≤ 40 ms).
 func BenchmarkRead1296(b *testing.B) { benchRead(b, 1296, 972) }
+
+// BenchmarkReadNumbered640 is a 640x480 photo with five numbered dice read
+// by the model enrolled on rendered dice (tower/testdata).
+func BenchmarkReadNumbered640(b *testing.B) {
+	m, err := numeral.Load(filepath.Join("..", "tower", "testdata", "rendered-dice.model"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	kinds := []rules.Die{rules.D4, rules.D8, rules.D10, rules.D12, rules.D20}
+	img, _ := render.MustRender(render.RandomScene(42, kinds, render.Options{}))
+	r, err := NewReader(Options{Model: m, AllowedKinds: []string{"d4", "d8", "d10", "d12", "d20"}, TopDown: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	t0 := cputime.Now()
+	for b.Loop() {
+		dice, err := r.Read(img)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = 0
+		for _, d := range dice {
+			if d.Face != nil {
+				n++
+			}
+		}
+	}
+	if n != 5 {
+		b.Logf("read %d dice of 5", n)
+	}
+	b.ReportMetric(math.Round(float64(b.Elapsed().Microseconds())/float64(b.N))/1000, "ms/photo")
+	cputime.Report(b, t0)
+}
