@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/towerd/towerd/internal/cputime"
 	"github.com/towerd/towerd/vision/dataset"
 )
 
@@ -109,24 +108,7 @@ func BenchmarkReadWebcam640(b *testing.B) {
 		b.Fatal(err)
 	}
 	img := mustDecode(b, set.Path("images/two_50.jpg"))
-	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	n := 0
-	t0 := cputime.Now()
-	for b.Loop() {
-		dice, err := r.Read(img)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n = len(dice)
-	}
-	if n != 5 {
-		b.Errorf("found %d dice of 5", n)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/photo")
-	cputime.Report(b, t0)
+	benchReader(b, Options{AllowedKinds: []string{"d6"}}, img, 5)
 }
 
 // readTimed reads img (file f of a dataset) and times the read.
