@@ -45,7 +45,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	env.Log.Info("enroll: crops loaded", "crops", len(samples), "took", time.Since(start).Round(time.Millisecond))
 	opts := numeral.TrainOptions{Epochs: *epochs, Seed: *seed, Rotation: *rotation, Context: ctx,
 		Progress: func(p numeral.Progress) {
-			if p.Epoch%10 == 0 || p.Epoch == p.Epochs {
+			if p.Epoch%max(1, p.Epochs/30) == 0 || p.Epoch == p.Epochs { // about 30 lines
 				env.Log.Info("enroll: training", "epoch", p.Epoch, "of", p.Epochs, "loss", p.Loss, "accuracy", p.Accuracy,
 					"elapsed", p.Elapsed.Round(time.Second))
 			}

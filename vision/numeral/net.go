@@ -18,14 +18,16 @@ type Arch struct {
 	// (Size/2 radii by 2·Size angles) instead of a Size×Size square: a
 	// turn of the die is then a shift along the angle axis, which the
 	// convolutions (wrapping around that axis) and a maximum over it at
-	// the end make no difference to. The net needs no longer learn every
+	// the end make no difference to. The net no longer needs to learn every
 	// angle of every face from examples.
 	Polar bool `json:"polar,omitempty"`
 	// Norm, when above 0, normalises each conv's output per crop in groups
 	// of Norm channels (group normalisation, with a learnt gain and offset
-	// per channel) before the ReLU. It makes training converge several
-	// times faster; unlike batch normalisation it needs no batch, so the
-	// net still learns one crop at a time and reads the same way.
+	// per channel) before the ReLU; unlike batch normalisation it needs no
+	// batch, so the net still learns one crop at a time and reads the same
+	// way. Off by default: on burksbuilds it made no clear difference
+	// (precision 0.996 recall 0.961 with groups of 4, 0.998 and 0.957
+	// without, at 150,000 views).
 	Norm    int `json:"norm,omitempty"`
 	Classes int `json:"classes"` // set by Train from the samples
 }
