@@ -117,11 +117,14 @@ func TestCameraEyesFaults(t *testing.T) {
 			}
 		})
 	}
-	// A die leaning on the wall, whatever face it shows most of.
-	for face := 1; face <= 6; face++ {
-		e, cam := simEyesFaces(t, 3, nil, simcam.Faults{Cocked: true}, func(int) int { return face })
-		if got, err := roll(t, e, two); !isMisread(err) {
-			t.Errorf("cocked die showing %d: read %v, err %v (truth %+v)", face, got, err, cam.Truth())
+	// A d6 leaning on the wall, whatever face it shows most of, counted by
+	// its pips or read by a model enrolled with d6.
+	for _, m := range []vision.FaceClassifier{nil, renderedModel(t)} {
+		for face := 1; face <= 6; face++ {
+			e, cam := simEyesFaces(t, 3, m, simcam.Faults{Cocked: true}, func(int) int { return face })
+			if got, err := roll(t, e, []rules.Die{rules.D6, rules.D20}); !isMisread(err) {
+				t.Errorf("model %v: cocked d6 showing %d: read %v, err %v (truth %+v)", m != nil, face, got, err, cam.Truth())
+			}
 		}
 	}
 	// Two dice touching are either read right or not at all.
@@ -191,7 +194,9 @@ func TestCameraEyesReadEveryKind(t *testing.T) {
 		}
 	}
 	t.Logf("%d rolls read, %d misread", read, misread)
-	if misread > (read+misread)/10 {
+	// A misread only tumbles again; the bound catches a reader that
+	// stopped reading, with room for a retrained model or another CPU.
+	if misread > (read+misread)/6 {
 		t.Errorf("%d of %d rolls misread", misread, read+misread)
 	}
 }

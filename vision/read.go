@@ -15,9 +15,9 @@ import (
 func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 	var out []Die
 	var pds []pipDie
-	// A model enrolled with d6 faces means the set's d6 are numbered: no
-	// pips to count (mergeBlobs would drop them), so the pip pass is skipped.
-	if r.allows("d6") && !r.modelReadsD6() {
+	switch {
+	case !r.allows("d6"):
+	case !r.modelReadsD6():
 		var ps []pip
 		pds, ps = readPips(g)
 		if r.opts.TopDown {
@@ -25,6 +25,18 @@ func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 		}
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
+		}
+	case r.opts.TopDown:
+		// The model was enrolled with d6 faces and reads the set's d6,
+		// but it cannot see a lean: a pip face seen foreshortened under
+		// a camera looking down still marks its die cocked (mergeBlobs).
+		ps := []pip(nil)
+		pds, ps = readPips(g)
+		markLeaning(pds, ps)
+		for _, pd := range pds {
+			if pd.cocked {
+				out = append(out, r.pipDie(g, pd))
+			}
 		}
 	}
 	if img != nil && r.needBlobs() {
@@ -37,8 +49,7 @@ func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 	if !r.opts.Crop.Empty() {
 		kept := out[:0]
 		for _, d := range out {
-			c := image.Pt((d.Box.Min.X+d.Box.Max.X)/2, (d.Box.Min.Y+d.Box.Max.Y)/2)
-			if c.In(r.opts.Crop) {
+			if centre(d.Box).In(r.opts.Crop) {
 				kept = append(kept, d)
 			}
 		}
@@ -100,10 +111,17 @@ func (r *Reader) blobs(img image.Image) ([]blob, error) {
 // that are dice without readable pips: read by the classifier when there
 // is one, else reported with a null face.
 func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
+	var leaning []image.Rectangle
 	if r.modelReadsD6() {
-		// The owner enrolled numbered d6: there are no pip dice to count,
-		// and what the pip counter found are numerals, marks or texture
-		// (on burksbuilds photos it found dozens of "d6 1" per photo).
+		// The model reads the set's d6: what the pip counter found is not
+		// to be counted (on burksbuilds photos, with numbered d6, it found
+		// dozens of "d6 1" in numerals and texture), only leaning faces
+		// are kept, to mark their dice cocked.
+		for _, d := range dice {
+			if d.Cocked {
+				leaning = append(leaning, d.Box)
+			}
+		}
 		dice = nil
 	}
 	out := dice
@@ -112,8 +130,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 		b := &bs[i]
 		owner := -1
 		for j, d := range dice {
-			c := image.Pt((d.Box.Min.X+d.Box.Max.X)/2, (d.Box.Min.Y+d.Box.Max.Y)/2)
-			if !dropped[j] && c.In(b.box) {
+			if !dropped[j] && centre(d.Box).In(b.box) {
 				owner = j
 				break
 			}
@@ -129,8 +146,13 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 				// A "face" far smaller than the single die it lies on is
 				// no d6's top but a numeral or mark on a numbered die (a
 				// gold 7 on a dark d20 passes for the lone pip of a 1):
-				// the blob is read as a die of its own below.
-				dropped[owner] = true
+				// every such speck on it goes, and the blob is read as a
+				// die of its own below.
+				for j, d := range dice {
+					if centre(d.Box).In(b.box) {
+						dropped[j] = true
+					}
+				}
 			case whole:
 				d.Box = b.box
 				d.Outline = b.outline
@@ -146,6 +168,9 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 			continue
 		}
 		d := Die{Box: b.box, Outline: b.outline, Kind: r.outlineKind(b)}
+		if leansIn(leaning, b.box) {
+			d.Cocked = true
+		}
 		if r.opts.Model != nil {
 			kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, b.box), r.allowedList())
 			if kind != "" && r.allows(kind) {
@@ -153,7 +178,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 				if conf >= 0.5 || d.Kind == "" {
 					d.Kind = kind
 				}
-				if conf >= r.opts.MinConfidence {
+				if conf >= r.opts.MinConfidence && !d.Cocked {
 					d.Face = intp(f)
 				}
 			}
@@ -170,6 +195,22 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 		}
 	}
 	return kept
+}
+
+// leansIn reports whether one of the leaning pip faces is the top of the
+// die in box: its centre inside, and not a speck far smaller than the die.
+func leansIn(leaning []image.Rectangle, box image.Rectangle) bool {
+	for _, f := range leaning {
+		if centre(f).In(box) && box.Dx()*box.Dy() <= 4*f.Dx()*f.Dy() {
+			return true
+		}
+	}
+	return false
+}
+
+// centre is the middle of r.
+func centre(r image.Rectangle) image.Point {
+	return image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
 }
 
 // modelReadsD6 reports whether the model was enrolled with d6 faces, so

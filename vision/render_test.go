@@ -25,10 +25,6 @@ func (s tally) precision() float64 {
 }
 func (s tally) recall() float64 { return float64(s.right) / float64(max(1, s.dice)) }
 
-func centre(r image.Rectangle) image.Point {
-	return image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
-}
-
 // score adds one photo's answers to s and returns what went wrong.
 func (s *tally) add(truth []render.Truth, dice []Die) []string {
 	var bad []string
