@@ -55,7 +55,7 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 		empty, err := cam.Capture(context.Background())
 		if err != nil {
 			cam.Close()
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("vision: simulated camera: %w", err)
 		}
 		r, err := newVisionReader(cfg, model, empty.Image, cam.Tray(), true)
 		if err != nil {

@@ -285,7 +285,9 @@ func openEyes(cfg *config.Config, o runOpts, log *slog.Logger) (tower.Eyes, func
 	}
 	e, closeFn, err := openCameraEyes(cfg, o.sim, o.seed, log)
 	source := rules.SourceCamera
-	if o.sim {
+	if o.sim || cfg.Camera.Source == config.SourceSim {
+		// Rendered dice with faces from the simulated source are never
+		// camera reads, whatever drives the motor.
 		source = rules.SourceSim
 	}
 	return e, closeFn, source, err
