@@ -18,7 +18,11 @@ import (
 // name and version, the architecture, the classes, calibration, training
 // statistics and the weights as base64 little-endian float32.
 const (
-	fileFormat  = "towerd-numeral"
+	fileFormat = "towerd-numeral"
+	// fileVersion is what Save writes for a square net without
+	// normalisation, which version 1 readers understand; a polar or
+	// normalised net is version 2, so an older towerd says to re-enrol
+	// instead of failing on the parameter count.
 	fileVersion = 1
 	// maxFile bounds the decompressed size a model file may claim, so that
 	// a hostile file cannot exhaust memory.
@@ -36,6 +40,14 @@ type fileModel struct {
 	Params      []byte  `json:"params"`
 }
 
+// fileVersion is the model file version an Arch needs.
+func (a Arch) fileVersion() int {
+	if a.Polar || a.Norm > 0 {
+		return 2
+	}
+	return fileVersion
+}
+
 // Save writes the model to path, replacing it atomically.
 func (m *Model) Save(path string) error {
 	params := make([]byte, 4*len(m.params))
@@ -43,7 +55,7 @@ func (m *Model) Save(path string) error {
 		binary.LittleEndian.PutUint32(params[4*i:], math.Float32bits(v))
 	}
 	data, err := json.Marshal(fileModel{
-		Format: fileFormat, Version: fileVersion, Arch: m.arch, View: m.view,
+		Format: fileFormat, Version: m.arch.fileVersion(), Arch: m.arch, View: m.view,
 		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params,
 	})
 	if err != nil {
@@ -100,8 +112,8 @@ func decode(data []byte) (*Model, error) {
 	if f.Format != fileFormat {
 		return nil, fmt.Errorf("format %q, want %q", f.Format, fileFormat)
 	}
-	if f.Version != fileVersion {
-		return nil, fmt.Errorf("format version %d, this towerd reads version %d (re-run towerd enroll)", f.Version, fileVersion)
+	if f.Version < fileVersion || f.Version > 2 || f.Version < f.Arch.fileVersion() {
+		return nil, fmt.Errorf("format version %d, this towerd reads versions 1 and 2 (re-run towerd enroll)", f.Version)
 	}
 	if len(f.Classes) != f.Arch.Classes {
 		return nil, fmt.Errorf("classes: %d listed, architecture has %d", len(f.Classes), f.Arch.Classes)

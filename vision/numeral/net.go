@@ -141,6 +141,10 @@ func newNet(a Arch) (*net, error) {
 	for i, c := range a.Convs {
 		l := convLayer{cin: cin, cout: c.Out, h: h, w: w, oh: h, ow: w, pool: c.Pool, group: a.Norm, circ: a.Polar}
 		if c.Pool {
+			if l.circ && w%2 != 0 {
+				// Pooling would drop an angle cell and break the wrap.
+				return nil, fmt.Errorf("numeral: architecture: conv %d pools %d angle cells, an odd number", i, w)
+			}
 			l.oh, l.ow = h/2, w/2
 		}
 		if l.oh < minSpatial || l.ow < minSpatial {

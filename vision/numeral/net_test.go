@@ -147,6 +147,9 @@ func TestArchRejectsNonsense(t *testing.T) {
 		{Size: 40, Channels: 3, Convs: []Conv{{0, true}}, Hidden: 8, Classes: 3},
 		{Size: 40, Channels: 3, Convs: []Conv{{8, true}}, Hidden: 8, Classes: 1},
 		{Size: 128, Channels: 3, Convs: []Conv{{512, false}, {512, false}}, Hidden: 8, Classes: 3},
+		{Size: 33, Channels: 3, Convs: []Conv{{8, true}}, Hidden: 8, Classes: 3, Polar: true},                       // odd size
+		{Size: 34, Channels: 3, Convs: []Conv{{8, true}, {8, true}, {8, true}}, Hidden: 8, Classes: 3, Polar: true}, // 68 angles pool to 17, then odd
+		{Size: 40, Channels: 3, Convs: []Conv{{6, true}}, Hidden: 8, Classes: 3, Norm: 4},                           // 6 channels in groups of 4
 	} {
 		if _, err := newNet(a); err == nil {
 			t.Errorf("newNet(%+v) accepted", a)

@@ -210,6 +210,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		{"json", gz("[1,2"), "bad JSON"},
 		{"format", gz(`{"format":"other","version":1}`), "format"},
 		{"version", gz(`{"format":"towerd-numeral","version":99}`), "version 99"},
+		{"polar v1", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":32,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2,"polar":true},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.6,"temperature":1}`), "version 1"},
 		{"arch", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.8,"temperature":1}`), "params"},
 		{"face", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":7}],"view":0.8,"temperature":1}`), "face 7"},
 	} {

@@ -393,7 +393,8 @@ func (t *trainer) learn(p []float32, s *shardState, it item, r *rand.Rand) {
 	a := t.net.arch
 	cl := it.class
 	if r.Float64() < 0.03 {
-		synthNegative(s.w.in, a.Size, a.Channels, r)
+		h, w := a.inShape()
+		synthNegative(s.w.in, h, w, a.Channels, r)
 		cl = 0
 	} else {
 		augment(it.c, a, t.opts.View, t.opts.Rotation, t.opts.Zoom, r, s.w.in)
@@ -507,26 +508,27 @@ func blur(x []float32, h, w, channels int, sigma float64) {
 	}
 }
 
-// synthNegative fills x with a patch that is not a die: flat or graded
-// colour with noise, sometimes with a bright bar across it (a tray edge).
-func synthNegative(x []float32, size, channels int, r *rand.Rand) {
-	n := size * size
+// synthNegative fills x (channels planes of h×w) with a patch that is not
+// a die: flat or graded colour with noise, sometimes with a bright band (a
+// tray edge; on a polar view, a ring).
+func synthNegative(x []float32, h, w, channels int, r *rand.Rand) {
+	n := h * w
 	gx, gy := r.NormFloat64()*0.01, r.NormFloat64()*0.01
 	noise := 0.1 * r.Float64()
 	for ch := 0; ch < channels; ch++ {
 		base := r.Float64()
-		for y := 0; y < size; y++ {
-			for xx := 0; xx < size; xx++ {
-				x[ch*n+y*size+xx] = float32(base + gx*float64(xx) + gy*float64(y) + noise*r.NormFloat64())
+		for y := 0; y < h; y++ {
+			for xx := 0; xx < w; xx++ {
+				x[ch*n+y*w+xx] = float32(base + gx*float64(xx) + gy*float64(y) + noise*r.NormFloat64())
 			}
 		}
 	}
 	if r.Float64() < 0.3 {
-		y0, h := r.IntN(size), 2+r.IntN(size/4)
+		y0, bh := r.IntN(h), 1+r.IntN(max(1, h/4))
 		for ch := 0; ch < channels; ch++ {
-			for y := y0; y < min(size, y0+h); y++ {
-				for xx := 0; xx < size; xx++ {
-					x[ch*n+y*size+xx] += 0.5
+			for y := y0; y < min(h, y0+bh); y++ {
+				for xx := 0; xx < w; xx++ {
+					x[ch*n+y*w+xx] += 0.5
 				}
 			}
 		}
