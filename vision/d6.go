@@ -259,7 +259,54 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 		out = append(out, d)
 	}
 	markCocked(out)
+	markOrphans(out, ps)
 	return out
+}
+
+// orphanReach is how far from a face's centre, in its half sides, pips are
+// looked at by markOrphans: past the corners of a missed-pip 6 seen as a 3.
+const orphanReach = 1.8
+
+// markOrphans makes doubtful (null) a face with two or more pips beside it
+// that belong to no face and look like its own (same polarity, round,
+// alike in size and contrast): the rest of a bigger face the pattern
+// missed. A 6 whose one pip is lost in glare otherwise reads as the 3 of
+// its other diagonal (matteop65: five sixes read as 3).
+func markOrphans(ds []pipDie, ps []pip) {
+	used := map[int]bool{}
+	for _, d := range ds {
+		for _, k := range d.f.pips {
+			used[k] = true
+		}
+	}
+	for i := range ds {
+		f := &ds[i].f
+		if f.n >= 6 || ds[i].null {
+			continue
+		}
+		var r, c float64
+		for _, k := range f.pips {
+			r += ps[k].r / float64(f.n)
+			c += (ps[k].ring - ps[k].core) / float64(f.n)
+		}
+		light := ps[f.pips[0]].light
+		reach := orphanReach * f.halfPx()
+		alike := 0
+		for k, p := range ps {
+			if used[k] || !p.ok || p.light != light || p.elong < 0.6 {
+				continue
+			}
+			if p.r < r/1.6 || p.r > r*1.6 || p.ring-p.core < minPipContrastShare*c {
+				continue
+			}
+			if math.Hypot(p.x-f.cx, p.y-f.cy) <= reach {
+				alike++
+			}
+		}
+		if alike >= 2 {
+			ds[i].null = true
+		}
+	}
 }
 
 // halfPx is the face's half side in working pixels, unforeshortened.

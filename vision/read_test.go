@@ -136,3 +136,36 @@ func TestMergeBlobsNumberedD6(t *testing.T) {
 		t.Fatalf("pip die changed without a d6 model: %+v", got)
 	}
 }
+
+// TestMarkOrphans: a 3 with two round pips like its own beside it (the
+// rest of a 6 whose sixth pip was lost) is made doubtful; a 3 alone, or
+// with a faint or differently sized spot nearby, is not.
+func TestMarkOrphans(t *testing.T) {
+	pipAt := func(x, y, r, contrast float64) pip {
+		return pip{x: x, y: y, r: r, core: 100 - contrast, ring: 100, elong: 1, ok: true}
+	}
+	three := func() []pip {
+		return []pip{pipAt(90, 90, 3, 60), pipAt(100, 100, 3, 60), pipAt(110, 110, 3, 60)}
+	}
+	face3 := func() []pipDie {
+		return []pipDie{{f: face{n: 3, pips: []int{0, 1, 2}, cx: 100, cy: 100, A: m2{10, 0, 0, 10}, half: 1.6}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		extra  []pip
+		doubts bool
+	}{
+		{"alone", nil, false},
+		{"rest of a six", []pip{pipAt(110, 90, 3, 60), pipAt(118, 98, 3, 58)}, true},
+		{"one spot", []pip{pipAt(110, 90, 3, 60)}, false},
+		{"faint spots", []pip{pipAt(110, 90, 3, 20), pipAt(118, 98, 3, 20)}, false},
+		{"big spots", []pip{pipAt(110, 90, 8, 60), pipAt(118, 98, 8, 60)}, false},
+		{"far spots", []pip{pipAt(200, 90, 3, 60), pipAt(210, 98, 3, 60)}, false},
+	} {
+		ds := face3()
+		markOrphans(ds, append(three(), tc.extra...))
+		if ds[0].null != tc.doubts {
+			t.Errorf("%s: null = %v, want %v", tc.name, ds[0].null, tc.doubts)
+		}
+	}
+}
