@@ -14,29 +14,17 @@ import (
 // nil when no colour is needed).
 func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 	var out []Die
-	var pds []pipDie
-	switch {
-	case !r.allows("d6"):
-	case !r.modelReadsD6():
-		var ps []pip
-		pds, ps = readPips(g)
+	// A model enrolled with d6 faces reads the set's d6 (mergeBlobs drops
+	// what the pip counter found), but it cannot see a lean: under a
+	// camera looking down the pips still run, so that a foreshortened pip
+	// face marks its die cocked.
+	if r.allows("d6") && (!r.modelReadsD6() || r.opts.TopDown) {
+		pds, ps := readPips(g)
 		if r.opts.TopDown {
 			markLeaning(pds, ps)
 		}
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
-		}
-	case r.opts.TopDown:
-		// The model was enrolled with d6 faces and reads the set's d6,
-		// but it cannot see a lean: a pip face seen foreshortened under
-		// a camera looking down still marks its die cocked (mergeBlobs).
-		ps := []pip(nil)
-		pds, ps = readPips(g)
-		markLeaning(pds, ps)
-		for _, pd := range pds {
-			if pd.cocked {
-				out = append(out, r.pipDie(g, pd))
-			}
 		}
 	}
 	if img != nil && r.needBlobs() {
