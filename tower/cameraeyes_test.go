@@ -56,19 +56,6 @@ func roll(t *testing.T, e *CameraEyes, planned []rules.Die) ([]int, error) {
 	return Assign(planned, lk.Dice)
 }
 
-// want is what the simulated dice show as rules faces, in plan order
-// (Assign orders by place; the test compares sorted faces per kind).
-func want(cam *simcam.Camera) map[rules.Die][]int {
-	out := map[rules.Die][]int{}
-	for _, tr := range cam.Truth() {
-		out[tr.Kind] = append(out[tr.Kind], tr.Face)
-	}
-	for _, f := range out {
-		slices.Sort(f)
-	}
-	return out
-}
-
 // TestCameraEyesReadPips: capture → settle → read on rendered pip d6,
 // rolls of one to five dice on different trays: every face right.
 func TestCameraEyesReadPips(t *testing.T) {
@@ -82,8 +69,7 @@ func TestCameraEyesReadPips(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v (truth %+v)", seed, err, cam.Truth())
 		}
-		slices.Sort(got)
-		if w := want(cam)[rules.D6]; !slices.Equal(got, w) {
+		if w := rulesFaces(planned, cam); !sameFaces(got, w) {
 			t.Fatalf("seed %d: read %v, rolled %v", seed, got, w)
 		}
 	}
@@ -130,15 +116,14 @@ func TestCameraEyesFaults(t *testing.T) {
 	// Two dice touching are either read right or not at all.
 	for seed := uint64(1); seed <= 4; seed++ {
 		e, cam := simEyes(t, seed, nil, simcam.Faults{Touching: true})
-		got, err := roll(t, e, []rules.Die{rules.D6, rules.D6})
+		got, err := roll(t, e, two)
 		if err != nil {
 			if !isMisread(err) {
 				t.Fatalf("touching, seed %d: %v", seed, err)
 			}
 			continue
 		}
-		slices.Sort(got)
-		if w := want(cam)[rules.D6]; !slices.Equal(got, w) {
+		if w := rulesFaces(two, cam); !sameFaces(got, w) {
 			t.Fatalf("touching, seed %d: read %v, rolled %v", seed, got, w)
 		}
 	}
@@ -174,11 +159,7 @@ func TestCameraEyesReadEveryKind(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		for i, planned := range rolls {
 			e, cam := simEyes(t, seed*100+uint64(i), m, simcam.Faults{})
-			lk, err := e.Look(context.Background(), Physical(planned), func() {})
-			var got []int
-			if err == nil {
-				got, err = Assign(planned, lk.Dice)
-			}
+			got, err := roll(t, e, planned)
 			if err != nil {
 				if !isMisread(err) {
 					t.Fatalf("seed %d roll %v: %v", seed, planned, err)
