@@ -186,18 +186,8 @@ func TestRunSim(t *testing.T) {
 // tower re-tumbles (a retumble event over MQTT) and still answers every
 // request with the dice it read.
 func TestRunSimMisread(t *testing.T) {
-	addr := freeAddr(t)
-	out := newLineWriter()
-	env := &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: newLineWriter()}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"run", "--sim", "--seed", "2", "--sim-misread", "2", "--listen", addr, "--id", "mis", "--state-dir", t.TempDir()}, env)
-	}()
-	out.waitLine(t, "press Enter")
-	bot := mqtttest.NewBot(t, "tcp://"+addr, "dicetower/mis", mqtttest.BotOptions{})
+	bot, stop := simTower(t, "mis", t.TempDir(), "--seed", "2", "--sim-misread", "2")
 	bot.Watch("dicetower/mis/event")
-	bot.WaitStatus(60*time.Second, "online")
 	bot.SendDice("m1", "2d6")
 	bot.SendDice("m2", "2d6")
 	bot.WaitAnswered(60*time.Second, "m1", "m2")
@@ -214,9 +204,30 @@ func TestRunSimMisread(t *testing.T) {
 		}
 		return false
 	})
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d", code)
+	stop()
+}
+
+// simTower runs `towerd run --sim` with args as tower id, on a free port
+// with state in dir, and returns a bot that has seen it online; stop ends
+// it and fails the test unless it exits 0.
+func simTower(t *testing.T, id, dir string, args ...string) (bot *mqtttest.Bot, stop func()) {
+	t.Helper()
+	addr := freeAddr(t)
+	out := newLineWriter()
+	env := &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: newLineWriter()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	args = append([]string{"run", "--sim", "--listen", addr, "--id", id, "--state-dir", dir}, args...)
+	go func() { done <- Main(ctx, args, env) }()
+	out.waitLine(t, "press Enter")
+	bot = mqtttest.NewBot(t, "tcp://"+addr, "dicetower/"+id, mqtttest.BotOptions{})
+	bot.WaitStatus(60*time.Second, "online")
+	return bot, func() {
+		t.Helper()
+		cancel()
+		if code := <-done; code != 0 {
+			t.Fatalf("exit %d", code)
+		}
 	}
 }
 
@@ -224,20 +235,10 @@ func TestRunSimMisread(t *testing.T) {
 // camera, the settle wait and the vision reader. With no enrolled model pip
 // d6 are read and a numbered die is never guessed: its roll ends misread.
 func TestRunSimCamera(t *testing.T) {
-	addr := freeAddr(t)
-	out := newLineWriter()
-	env := &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: newLineWriter()}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
 	state := t.TempDir()
 	cfg := filepath.Join(state, "towerd.yaml")
 	os.WriteFile(cfg, []byte("tower:\n  max_retries: 1\n"), 0o644)
-	go func() {
-		done <- Main(ctx, []string{"run", "--sim", "--sim-camera", "--seed", "4", "--config", cfg, "--listen", addr, "--id", "cam", "--state-dir", state}, env)
-	}()
-	out.waitLine(t, "press Enter")
-	bot := mqtttest.NewBot(t, "tcp://"+addr, "dicetower/cam", mqtttest.BotOptions{})
-	bot.WaitStatus(60*time.Second, "online")
+	bot, stop := simTower(t, "cam", state, "--sim-camera", "--seed", "4", "--config", cfg)
 	bot.SendDice("p1", "3d6")
 	bot.SendDice("n1", "d20")
 	bot.WaitAnswered(120*time.Second, "p1", "n1")
@@ -248,10 +249,7 @@ func TestRunSimCamera(t *testing.T) {
 	if e := mqtttest.Distinct(bot.Errors("n1")); len(e) != 1 || e[0].Code != "misread" || len(bot.Results("n1")) != 0 {
 		t.Fatalf("n1: errors %+v results %+v", e, bot.Results("n1"))
 	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	stop()
 }
 
 // child is towerd run as a separate process (the test binary re-executed).
