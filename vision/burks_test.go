@@ -52,6 +52,19 @@ func toRGBA(img image.Image) *image.RGBA {
 	return out
 }
 
+// addBilinear adds to acc the colour of src (an RGBA image at the origin)
+// at (x, y), pixel centres at whole numbers, inside the image.
+func addBilinear(acc *[3]float64, src *image.RGBA, x, y float64) {
+	w, h := src.Rect.Dx(), src.Rect.Dy()
+	x0, y0 := int(x), int(y)
+	x1, y1 := min(x0+1, w-1), min(y0+1, h-1)
+	fx, fy := x-float64(x0), y-float64(y0)
+	for c := range 3 {
+		p := func(xx, yy int) float64 { return float64(src.Pix[yy*src.Stride+4*xx+c]) }
+		acc[c] += (1-fy)*((1-fx)*p(x0, y0)+fx*p(x1, y0)) + fy*((1-fx)*p(x0, y1)+fx*p(x1, y1))
+	}
+}
+
 // turnPhoto renders the photo src as a camera would see it turned by th
 // radians about the photo's centre with s times the resolution (2×2
 // supersampling stands in for the lens and sensor's anti-aliasing; beyond
@@ -84,15 +97,7 @@ func turnPhoto(src *image.RGBA, th, s float64) (*image.RGBA, func(x, y float64) 
 				for sx := 0; sx < ss; sx++ {
 					qx := (float64(x) + (float64(sx)+0.5)/ss - ocx) / s
 					qy := (float64(y) + (float64(sy)+0.5)/ss - ocy) / s
-					px := mirror(cs*qx+sn*qy+cx-0.5, w)
-					py := mirror(-sn*qx+cs*qy+cy-0.5, h)
-					x0, y0 := int(px), int(py)
-					x1, y1 := min(x0+1, w-1), min(y0+1, h-1)
-					fx, fy := px-float64(x0), py-float64(y0)
-					for c := range 3 {
-						p := func(xx, yy int) float64 { return float64(src.Pix[yy*src.Stride+4*xx+c]) }
-						acc[c] += (1-fy)*((1-fx)*p(x0, y0)+fx*p(x1, y0)) + fy*((1-fx)*p(x0, y1)+fx*p(x1, y1))
-					}
+					addBilinear(&acc, src, mirror(cs*qx+sn*qy+cx-0.5, w), mirror(-sn*qx+cs*qy+cy-0.5, h))
 				}
 			}
 			o := y*out.Stride + 4*x
@@ -396,14 +401,7 @@ func composite(bg *image.RGBA, sp dieSprite, th, side, fore, phi, px, py float64
 					if !inHull(sp.hull, ux, uy) {
 						continue
 					}
-					ux, uy = min(max(ux-0.5, 0), float64(w-1)), min(max(uy-0.5, 0), float64(h-1))
-					xi, yi := int(ux), int(uy)
-					xj, yj := min(xi+1, w-1), min(yi+1, h-1)
-					fx, fy := ux-float64(xi), uy-float64(yi)
-					for c := range 3 {
-						p := func(a, b int) float64 { return float64(src.Pix[b*src.Stride+4*a+c]) }
-						acc[c] += (1-fy)*((1-fx)*p(xi, yi)+fx*p(xj, yi)) + fy*((1-fx)*p(xi, yj)+fx*p(xj, yj))
-					}
+					addBilinear(&acc, src, min(max(ux-0.5, 0), float64(w-1)), min(max(uy-0.5, 0), float64(h-1)))
 					n++
 				}
 			}
