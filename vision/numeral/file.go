@@ -112,8 +112,11 @@ func decode(data []byte) (*Model, error) {
 	if f.Format != fileFormat {
 		return nil, fmt.Errorf("format %q, want %q", f.Format, fileFormat)
 	}
-	if f.Version < fileVersion || f.Version > 2 || f.Version < f.Arch.fileVersion() {
+	if f.Version < fileVersion || f.Version > 2 {
 		return nil, fmt.Errorf("format version %d, this towerd reads versions 1 and 2 (re-run towerd enroll)", f.Version)
+	}
+	if v := f.Arch.fileVersion(); f.Version < v {
+		return nil, fmt.Errorf("format version %d cannot hold a polar or normalised net (version %d; re-run towerd enroll)", f.Version, v)
 	}
 	if len(f.Classes) != f.Arch.Classes {
 		return nil, fmt.Errorf("classes: %d listed, architecture has %d", len(f.Classes), f.Arch.Classes)
