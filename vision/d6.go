@@ -417,11 +417,15 @@ const minFlatFore = 0.9
 const minFlatPip = 0.85
 
 // markLeaning flags, for a camera looking straight down, dice whose up face
-// is tilted too far to lie flat; a face of one pip is judged by its pip.
-func markLeaning(ds []pipDie, ps []pip) {
+// is tilted too far to lie flat; a face of one pip is judged by its pip
+// (fitOne takes the pip's elongation as the face's foreshortening).
+func markLeaning(ds []pipDie) {
 	for i := range ds {
-		f := &ds[i].f
-		if (f.n >= 2 && f.fore < minFlatFore) || (f.n == 1 && ps[f.pips[0]].elong < minFlatPip) {
+		least := minFlatFore
+		if ds[i].f.n == 1 {
+			least = minFlatPip
+		}
+		if ds[i].f.fore < least {
 			ds[i].cocked = true
 			ds[i].null = true
 		}

@@ -19,9 +19,9 @@ func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 	// camera looking down the pips still run, so that a foreshortened pip
 	// face marks its die cocked.
 	if r.allows("d6") && (!r.modelReadsD6() || r.opts.TopDown) {
-		pds, ps := readPips(g)
+		pds, _ := readPips(g)
 		if r.opts.TopDown {
-			markLeaning(pds, ps)
+			markLeaning(pds)
 		}
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
