@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/towerd/towerd/vision"
+	"github.com/towerd/towerd/vision/dataset"
 	"github.com/towerd/towerd/vision/numeral"
 )
 
@@ -43,6 +46,10 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		return Exit(2, "towerd enroll: "+err.Error())
 	}
 	env.Log.Info("enroll: crops loaded", "crops", len(samples), "took", time.Since(start).Round(time.Millisecond))
+	scene, err := learnScene(env, fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("towerd enroll: %w", err)
+	}
 	opts := numeral.TrainOptions{Epochs: *epochs, Seed: *seed, Rotation: *rotation, Context: ctx,
 		Progress: func(p numeral.Progress) {
 			if p.Epoch%max(1, p.Epochs/30) == 0 || p.Epoch == p.Epochs { // about 30 lines
@@ -56,6 +63,9 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if scene != nil {
+		m.SetScene(scene)
 	}
 	st := m.Stats()
 	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
@@ -80,6 +90,29 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "enrolled %s\n", *out)
 	return nil
+}
+
+// learnScene learns what the dataset's photos show of one camera's view
+// (vision.LearnScene): the empty tray and where dice lie, which reading
+// with the model then uses for photos of that size. nil when the photos
+// do not share one view.
+func learnScene(env *Env, dir string) (json.RawMessage, error) {
+	set, err := dataset.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, rep, err := vision.LearnScene(set, decodeImage)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		fmt.Fprintf(env.Stdout, "scene: none learnt: %s\n", rep.Why)
+		return nil, nil
+	}
+	fmt.Fprintf(env.Stdout, "scene: the empty tray learnt from %d photos of %dx%d; dice there found with it %d of %d (%d invented), "+
+		"from each photo alone %d (%d invented); dice lie within %v\n",
+		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone, s.Region)
+	return json.Marshal(s)
 }
 
 // kindAccuracy is what a kind's reading is judged by: its held-back crops

@@ -59,8 +59,13 @@ func TestEnrollRefusesWeakModel(t *testing.T) {
 	if _, err := os.Stat(model); err == nil {
 		t.Fatal("a refused model was written")
 	}
-	if code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir); code != 0 || !strings.Contains(out, "enrolled "+model) {
+	code, out, errs = runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir)
+	if code != 0 || !strings.Contains(out, "enrolled "+model) {
 		t.Fatalf("forced: exit %d, %s %s", code, out, errs)
+	}
+	// Three photos are too few to learn the tray from, and enrolment says so.
+	if !strings.Contains(out, "scene: none learnt: 3 photos") {
+		t.Errorf("enroll output does not say why no scene was learnt:\n%s", out)
 	}
 	if code, out, errs := runTowerd(t, "", "read", "--model", model, filepath.Join(dir, "images", "tray-0000.png")); code != 0 {
 		t.Fatalf("read with the forced model: exit %d, %s %s", code, out, errs)

@@ -113,22 +113,60 @@ func estimateBackground(c *colourImg) gocv.Mat {
 // which a pixel belongs to something on the tray.
 const blobThreshold = 34
 
-// findBlobs returns the regions of c that differ from bg (same size).
-func findBlobs(c *colourImg, bg gocv.Mat) []blob {
+// diffMask marks (255) the pixels of c that differ from bg by
+// blobThreshold or more, after taking off the shift of each channel
+// that most pixels share: a tray learnt or photographed under other light
+// (a webcam's exposure drifts) still matches where nothing lies on it.
+func diffMask(c *colourImg, bg gocv.Mat) []uint8 {
 	w, h := c.mat.Cols(), c.mat.Rows()
-	diff := gocv.NewMat()
-	defer diff.Close()
-	gocv.AbsDiff(c.mat, bg, &diff)
-	d, err := diff.DataPtrUint8()
+	a, err := c.mat.DataPtrUint8()
 	if err != nil {
 		return nil
 	}
-	maskBuf := make([]uint8, w*h)
-	for i := range maskBuf {
-		v := max(float64(d[3*i]), 1.5*float64(d[3*i+1]), 1.5*float64(d[3*i+2]))
-		if v >= blobThreshold {
-			maskBuf[i] = 255
+	b, err := bg.DataPtrUint8()
+	if err != nil || len(b) != len(a) {
+		return nil
+	}
+	var hist [3][511]int
+	n := 0
+	for i := 0; i < w*h; i += 3 {
+		for ch := range 3 {
+			hist[ch][255+int(a[3*i+ch])-int(b[3*i+ch])]++
 		}
+		n++
+	}
+	var shift [3]int
+	for ch := range 3 {
+		acc := 0
+		for v, k := range hist[ch] {
+			if acc += k; 2*acc >= n {
+				shift[ch] = min(max(v-255, -maxShift), maxShift)
+				break
+			}
+		}
+	}
+	mask := make([]uint8, w*h)
+	for i := range mask {
+		d0 := abs(int(a[3*i]) - int(b[3*i]) - shift[0])
+		d1 := abs(int(a[3*i+1]) - int(b[3*i+1]) - shift[1])
+		d2 := abs(int(a[3*i+2]) - int(b[3*i+2]) - shift[2])
+		if d0 >= blobThreshold || 3*max(d1, d2) >= 2*blobThreshold { // chroma weighs 1.5
+			mask[i] = 255
+		}
+	}
+	return mask
+}
+
+// maxShift bounds the light change diffMask takes off: more than that is
+// not the same tray.
+const maxShift = 48
+
+// findBlobs returns the regions of c that differ from bg (same size).
+func findBlobs(c *colourImg, bg gocv.Mat) []blob {
+	w, h := c.mat.Cols(), c.mat.Rows()
+	maskBuf := diffMask(c, bg)
+	if maskBuf == nil {
+		return nil
 	}
 	mask, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, maskBuf)
 	if err != nil {

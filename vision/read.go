@@ -34,10 +34,14 @@ func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 		}
 		out = r.mergeBlobs(img, out, bs)
 	}
-	if !r.opts.Crop.Empty() {
+	crop := r.opts.Crop
+	if crop.Empty() && r.opts.Background == nil && img != nil && r.scene.fits(img.Bounds()) {
+		crop = r.scene.Region.Add(img.Bounds().Min)
+	}
+	if !crop.Empty() {
 		kept := out[:0]
 		for _, d := range out {
-			if centre(d.Box).In(r.opts.Crop) {
+			if centre(d.Box).In(crop) {
 				kept = append(kept, d)
 			}
 		}
@@ -88,6 +92,10 @@ func (r *Reader) blobs(img image.Image) ([]blob, error) {
 			gocv.Resize(bc.mat, &bg, image.Pt(c.mat.Cols(), c.mat.Rows()), 0, 0, gocv.InterpolationArea)
 		}
 		bc.close()
+	} else if r.scene.fits(img.Bounds()) {
+		if bg, err = r.scene.mat(); err != nil {
+			return nil, err
+		}
 	} else {
 		bg = estimateBackground(c)
 	}

@@ -4,6 +4,7 @@
 package vision
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -75,7 +76,13 @@ type Die struct {
 type Reader struct {
 	opts    Options
 	allowed map[string]bool
-	bg      image.Image
+	scene   *Scene // learnt with the model; used without a Background
+}
+
+// sceneModel is a classifier that carries what its enrolment learnt of the
+// camera's view (*numeral.Model does).
+type sceneModel interface {
+	Scene() json.RawMessage
 }
 
 // NewReader checks opts and returns a Reader.
@@ -83,10 +90,22 @@ func NewReader(opts Options) (*Reader, error) {
 	if opts.MinConfidence < 0 || opts.MinConfidence > 1 {
 		return nil, fmt.Errorf("vision: MinConfidence %v is not within 0–1", opts.MinConfidence)
 	}
+	var scene *Scene
+	if sm, ok := opts.Model.(sceneModel); ok && len(sm.Scene()) > 0 && string(sm.Scene()) != "null" {
+		scene = new(Scene)
+		if err := scene.UnmarshalJSON(sm.Scene()); err != nil {
+			return nil, fmt.Errorf("vision: the model's scene: %w", err)
+		}
+	}
+	return newReader(opts, scene)
+}
+
+// newReader is NewReader with the model's scene already decoded.
+func newReader(opts Options, scene *Scene) (*Reader, error) {
 	if opts.MinConfidence == 0 {
 		opts.MinConfidence = DefaultMinConfidence
 	}
-	r := &Reader{opts: opts}
+	r := &Reader{opts: opts, scene: scene}
 	if len(opts.AllowedKinds) > 0 {
 		r.allowed = map[string]bool{}
 		for _, k := range opts.AllowedKinds {
@@ -105,7 +124,7 @@ func NewReader(opts Options) (*Reader, error) {
 func (r *Reader) ForKinds(kinds []string) (*Reader, error) {
 	o := r.opts
 	o.AllowedKinds = kinds
-	return NewReader(o)
+	return newReader(o, r.scene)
 }
 
 // ParseKinds parses a comma-separated list of dice kinds ("d6,d20").

@@ -38,6 +38,10 @@ type fileModel struct {
 	Classes     []class `json:"classes"`
 	Stats       Stats   `json:"stats"`
 	Params      []byte  `json:"params"`
+	// Scene is what enrolment learnt of the camera's view (vision.Scene:
+	// the empty tray and where dice lie), carried as it is; absent when
+	// the photos did not share one view. Readers before it ignore it.
+	Scene json.RawMessage `json:"scene,omitempty"`
 }
 
 // fileVersion is the model file version an Arch needs.
@@ -56,7 +60,7 @@ func (m *Model) Save(path string) error {
 	}
 	data, err := json.Marshal(fileModel{
 		Format: fileFormat, Version: m.arch.fileVersion(), Arch: m.arch, View: m.view,
-		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params,
+		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene,
 	})
 	if err != nil {
 		return fmt.Errorf("numeral: save %s: %w", path, err)
@@ -158,6 +162,6 @@ func decode(data []byte) (*Model, error) {
 	}
 	return &Model{
 		arch: f.Arch, net: nt, params: p, classes: slices.Clip(f.Classes),
-		view: f.View, temp: f.Temperature, stats: f.Stats,
+		view: f.View, temp: f.Temperature, stats: f.Stats, scene: f.Scene,
 	}, nil
 }

@@ -11,6 +11,7 @@ package numeral
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"image"
 	"math"
@@ -52,6 +53,7 @@ type Model struct {
 	view    float64 // share of the die's side the net sees
 	temp    float64 // softmax temperature from calibration
 	stats   Stats
+	scene   json.RawMessage // see fileModel.Scene
 	works   sync.Pool
 }
 
@@ -113,6 +115,13 @@ func (m *Model) Kinds() []string {
 
 // Stats reports how training went.
 func (m *Model) Stats() Stats { return m.stats }
+
+// Scene returns what enrolment learnt of the camera's view, as encoded by
+// package vision (nil when nothing was learnt). The model only carries it.
+func (m *Model) Scene() json.RawMessage { return m.scene }
+
+// SetScene stores a scene encoded by package vision, written with the model.
+func (m *Model) SetScene(s json.RawMessage) { m.scene = s }
 
 // maxSide is the side to which crops are shrunk before sampling: twice the
 // net's input across the die's view, so the shrink is cheap and the

@@ -3,6 +3,7 @@ package numeral
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"image"
 	"image/color"
 	"math"
@@ -166,6 +167,9 @@ func TestTrainToyDice(t *testing.T) {
 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	m := trainToy(t)
+	// The scene is vision's; the model carries it as it is.
+	scene := json.RawMessage(`{"width":640,"height":480}`)
+	m.SetScene(scene)
 	path := filepath.Join(t.TempDir(), "dice.model")
 	if err := m.Save(path); err != nil {
 		t.Fatal(err)
@@ -176,6 +180,9 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if !slices.Equal(m.params, m2.params) || !slices.Equal(m.classes, m2.classes) || m.temp != m2.temp || m.view != m2.view {
 		t.Fatal("loaded model differs from the saved one")
+	}
+	if !bytes.Equal(m2.Scene(), scene) {
+		t.Errorf("scene %s after loading, want %s", m2.Scene(), scene)
 	}
 	if !slices.Equal(m.Kinds(), m2.Kinds()) || m2.Stats().Samples != m.Stats().Samples {
 		t.Fatalf("loaded kinds %v stats %+v", m2.Kinds(), m2.Stats())

@@ -1,0 +1,123 @@
+package vision
+
+import (
+	"bufio"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/towerd/towerd/vision/dataset"
+)
+
+// rollerScene is a stand-in for a dice roller seen at an angle by a
+// webcam: a fixed busy tray inside a grey cup wall, one die about side
+// pixels across lying anywhere on the tray floor, foreshortened by the
+// camera's slant, under a light level that drifts from photo to photo.
+type rollerScene struct {
+	tray           *image.RGBA
+	cx, cy, rx, ry float64 // the floor: an ellipse
+}
+
+func newRollerScene(seed uint64) *rollerScene {
+	r := rand.New(rand.NewPCG(seed, 0x5011e5))
+	s := &rollerScene{tray: woodTexture(r, 640, 480), cx: 320, cy: 250, rx: 260, ry: 175}
+	for y := 0; y < 480; y++ {
+		for x := 0; x < 640; x++ {
+			u, v := (float64(x)-s.cx)/s.rx, (float64(y)-s.cy)/s.ry
+			if d := math.Hypot(u, v); d > 1 {
+				// The cup wall: grey plastic, lit from above.
+				g := uint8(min(255, 90+60*(1-float64(y)/480)+10*math.Sin(d*9)))
+				o := s.tray.PixOffset(x, y)
+				s.tray.Pix[o], s.tray.Pix[o+1], s.tray.Pix[o+2] = g, g, g+8
+			}
+		}
+	}
+	return s
+}
+
+// photo paints sp on a copy of the tray and returns it with the die's box.
+func (s *rollerScene) photo(sp dieSprite, r *rand.Rand, side float64) (*image.RGBA, image.Rectangle) {
+	img := image.NewRGBA(s.tray.Rect)
+	copy(img.Pix, s.tray.Pix)
+	// Anywhere on the floor, the die's centre at least half a die in.
+	var px, py float64
+	for {
+		px, py = s.cx+s.rx*(2*r.Float64()-1), s.cy+s.ry*(2*r.Float64()-1)
+		u, v := (px-s.cx)/(s.rx-side/2), (py-s.cy)/(s.ry-side/2)
+		if u*u+v*v <= 1 {
+			break
+		}
+	}
+	box := composite(img, sp, 2*math.Pi*r.Float64(), side*(0.9+0.2*r.Float64()), 0.72+0.06*r.Float64(), 0, px, py)
+	gain, lift := 0.85+0.3*r.Float64(), 10*r.NormFloat64()
+	for i := range img.Pix {
+		if i%4 != 3 {
+			img.Pix[i] = uint8(min(255, max(0, float64(img.Pix[i])*gain+lift+3*r.NormFloat64()+0.5)))
+		}
+	}
+	return img, box.Intersect(img.Rect)
+}
+
+// TestWriteRollerProxy writes a labelled dataset of roller photos
+// (rollerScene) of the burksbuilds d20 to TOWERD_ROLLER_OUT: 1,000 photos
+// in enrol/ and 300 in test/, JPEG as a webcam gives them. It is a tool
+// for measuring `towerd enroll` and `towerd eval` on a roller like the one
+// the kept-back check uses, not a test run by make test.
+func TestWriteRollerProxy(t *testing.T) {
+	out := os.Getenv("TOWERD_ROLLER_OUT")
+	if out == "" {
+		t.Skip("set TOWERD_ROLLER_OUT=DIR to write the roller proxy dataset")
+	}
+	set, err := dataset.Load(datasetDir(t, "burksbuilds-dice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sprites []dieSprite
+	for _, f := range set.Files {
+		for _, l := range set.Labels[f] {
+			if l.Die == "d20" {
+				sprites = append(sprites, cutDie(toRGBA(mustDecode(t, set.Path(f))), l))
+			}
+		}
+	}
+	scene := newRollerScene(1)
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, part := range []struct {
+		dir    string
+		photos int
+	}{{"enrol", 1000}, {"test", 300}} {
+		dir := filepath.Join(out, part.dir)
+		if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(dir, "labels.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		fmt.Fprintln(w, "file,die,face,x,y,w,h")
+		for i := range part.photos {
+			sp := sprites[r.IntN(len(sprites))]
+			img, box := scene.photo(sp, r, 60)
+			name := fmt.Sprintf("images/roll-%04d.jpg", i)
+			jf, err := os.Create(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := jpeg.Encode(jf, img, &jpeg.Options{Quality: 85}); err != nil {
+				t.Fatal(err)
+			}
+			jf.Close()
+			fmt.Fprintf(w, "%s,d20,%d,%d,%d,%d,%d\n", name, sp.label.Face, box.Min.X, box.Min.Y, box.Dx(), box.Dy())
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}

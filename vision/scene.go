@@ -1,0 +1,342 @@
+package vision
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"slices"
+
+	"github.com/towerd/towerd/vision/dataset"
+	"gocv.io/x/gocv"
+)
+
+// Scene is what enrolment learns of a fixed camera's view from its
+// labelled photos: the empty tray (each pixel's median over the photos
+// where no labelled die covers it) and the region the dice lay in. A
+// reader uses it for photos of the same size when it has no empty-tray
+// photo of its own: a roller's busy floor and walls are then told from
+// dice by what changed, not guessed from the photo alone.
+type Scene struct {
+	Width, Height int             // the photos' size
+	Region        image.Rectangle // where dice lay, grown by half a die
+	cols, rows    int             // the coarse scale blobs are found at
+	ycc           []uint8         // the empty tray there, YCrCb
+}
+
+// SceneReport says what LearnScene found, for enrolment's output.
+type SceneReport struct {
+	Photos int // photos the tray was learnt from
+	// Dice is the labelled dice in those photos; FoundScene and
+	// FoundAlone how many the detector finds with the learnt tray and
+	// from each photo alone, InventedScene and InventedAlone the
+	// die-like regions it finds that are no labelled die.
+	Dice, FoundScene, FoundAlone, InventedScene, InventedAlone int
+	// Why is set when no scene was learnt.
+	Why string
+}
+
+// Scene learning limits: the photos looked at (spread over the set), the
+// fewest that make a median, the share of a photo's uncovered pixels that
+// must match the median for the photos to share one view.
+const (
+	scenePhotos    = 120
+	sceneMinPhotos = 20
+	sceneSteady    = 0.95
+)
+
+// LearnScene learns the scene of a dataset's photos, decoded by decode.
+// It returns nil (and the reason in the report) when the photos do not
+// share one view, are too few, or the learnt tray finds fewer dice than
+// each photo alone.
+func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error)) (*Scene, SceneReport, error) {
+	var rep SceneReport
+	files := set.Files
+	if len(files) > scenePhotos {
+		picked := make([]string, scenePhotos)
+		for i := range picked {
+			picked[i] = files[i*len(files)/scenePhotos]
+		}
+		files = picked
+	}
+	type photo struct {
+		c     *colourImg
+		size  image.Point
+		boxes []image.Rectangle
+	}
+	var ps []photo
+	defer func() {
+		for _, p := range ps {
+			p.c.close()
+		}
+	}()
+	sizes := map[image.Point]int{}
+	for _, f := range files {
+		if slices.ContainsFunc(set.Labels[f], func(l dataset.Label) bool { return !l.HasBox }) {
+			continue // a die that cannot be masked out would be learnt as tray
+		}
+		img, err := decode(set.Path(f))
+		if err != nil {
+			continue // enrolment reports unreadable photos itself
+		}
+		c, err := newColour(img)
+		if err != nil {
+			return nil, rep, fmt.Errorf("vision: learn scene: %s: %w", f, err)
+		}
+		sz := img.Bounds().Size()
+		sizes[sz]++
+		var boxes []image.Rectangle
+		for _, l := range set.Labels[f] {
+			boxes = append(boxes, l.Box)
+		}
+		ps = append(ps, photo{c, sz, boxes})
+	}
+	var size image.Point
+	for sz, n := range sizes {
+		if n > sizes[size] {
+			size = sz
+		}
+	}
+	if sizes[size] < sceneMinPhotos || sizes[size] < len(ps)*9/10 {
+		rep.Why = fmt.Sprintf("%d photos of one size (%dx%d) of %d looked at; a scene needs %d and nine in ten",
+			sizes[size], size.X, size.Y, len(ps), sceneMinPhotos)
+		return nil, rep, nil
+	}
+	// Only photos of the common size: their coarse images match.
+	kept := ps[:0]
+	for _, p := range ps {
+		if p.size == size {
+			kept = append(kept, p)
+		} else {
+			p.c.close()
+		}
+	}
+	ps = kept
+	rep.Photos = len(ps)
+	s := &Scene{Width: size.X, Height: size.Y, cols: ps[0].c.mat.Cols(), rows: ps[0].c.mat.Rows()}
+	n := s.cols * s.rows
+	covered := make([][]bool, len(ps))
+	data := make([][]uint8, len(ps))
+	for i, p := range ps {
+		d, err := p.c.mat.DataPtrUint8()
+		if err != nil {
+			return nil, rep, fmt.Errorf("vision: learn scene: %w", err)
+		}
+		data[i] = d
+		covered[i] = make([]bool, n)
+		for _, b := range p.boxes {
+			// The label's box grown by a third each way: shadows and
+			// loose boxes stay out of the tray.
+			g := b.Inset(-max(b.Dx(), b.Dy()) / 3)
+			x0, y0 := int(float64(g.Min.X-p.c.off.X)*p.c.scale), int(float64(g.Min.Y-p.c.off.Y)*p.c.scale)
+			x1, y1 := int(float64(g.Max.X-p.c.off.X)*p.c.scale+1), int(float64(g.Max.Y-p.c.off.Y)*p.c.scale+1)
+			for y := max(y0, 0); y < min(y1, s.rows); y++ {
+				for x := max(x0, 0); x < min(x1, s.cols); x++ {
+					covered[i][y*s.cols+x] = true
+				}
+			}
+		}
+	}
+	s.ycc = make([]uint8, 3*n)
+	known := make([]bool, n)
+	vals := make([]uint8, 0, len(ps))
+	for px := range n {
+		for ch := range 3 {
+			vals = vals[:0]
+			for i := range ps {
+				if !covered[i][px] {
+					vals = append(vals, data[i][3*px+ch])
+				}
+			}
+			if len(vals) < 5 {
+				break
+			}
+			slices.Sort(vals)
+			s.ycc[3*px+ch] = vals[len(vals)/2]
+			known[px] = true
+		}
+	}
+	fillUnknown(s.ycc, known, s.cols, s.rows)
+	bg, err := s.mat()
+	if err != nil {
+		return nil, rep, err
+	}
+	defer bg.Close()
+	// The photos share one view when nearly all their uncovered pixels
+	// match the median.
+	var steady []float64
+	for i, p := range ps {
+		mask := diffMask(p.c, bg)
+		same, all := 0, 0
+		for px := range n {
+			if !covered[i][px] {
+				all++
+				if mask[px] == 0 {
+					same++
+				}
+			}
+		}
+		if all > 0 {
+			steady = append(steady, float64(same)/float64(all))
+		}
+	}
+	slices.Sort(steady)
+	if len(steady) == 0 || steady[len(steady)/2] < sceneSteady {
+		med := 0.0
+		if len(steady) > 0 {
+			med = steady[len(steady)/2]
+		}
+		rep.Why = fmt.Sprintf("the photos do not share one view (%.0f%% of a photo's tray matches the median, want %.0f%%)",
+			100*med, 100*sceneSteady)
+		return nil, rep, nil
+	}
+	// Where dice lay: every label of this size, not only the photos
+	// looked at.
+	var sides []int
+	for _, f := range set.Files {
+		for _, l := range set.Labels[f] {
+			if !l.HasBox {
+				continue
+			}
+			s.Region = s.Region.Union(l.Box)
+			sides = append(sides, max(l.Box.Dx(), l.Box.Dy()))
+		}
+	}
+	if len(sides) > 0 {
+		slices.Sort(sides)
+		s.Region = s.Region.Inset(-sides[len(sides)/2] / 2).Intersect(image.Rect(0, 0, size.X, size.Y))
+	}
+	// Keep the scene only when it finds dice at least as well as each
+	// photo alone does.
+	for _, p := range ps {
+		est := estimateBackground(p.c)
+		fa, ia := matchBlobs(findBlobs(p.c, est), p.boxes, s.Region)
+		est.Close()
+		fs, is := matchBlobs(findBlobs(p.c, bg), p.boxes, s.Region)
+		rep.Dice += len(p.boxes)
+		rep.FoundAlone += fa
+		rep.InventedAlone += ia
+		rep.FoundScene += fs
+		rep.InventedScene += is
+	}
+	if rep.FoundScene-rep.InventedScene < rep.FoundAlone-rep.InventedAlone {
+		rep.Why = fmt.Sprintf("the learnt tray finds %d of %d dice (%d invented), each photo alone %d (%d invented)",
+			rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone)
+		return nil, rep, nil
+	}
+	return s, rep, nil
+}
+
+// matchBlobs counts the labelled boxes a die-like blob stands for (each
+// centre inside the other) and the die-like blobs inside region that
+// stand for none.
+func matchBlobs(bs []blob, boxes []image.Rectangle, region image.Rectangle) (found, invented int) {
+	used := make([]bool, len(boxes))
+	for _, b := range bs {
+		if !b.dieLike() {
+			continue
+		}
+		hit := false
+		for j, l := range boxes {
+			if !used[j] && centre(b.box).In(l) && centre(l).In(b.box) {
+				used[j], hit = true, true
+				found++
+				break
+			}
+		}
+		if !hit && centre(b.box).In(region) {
+			invented++
+		}
+	}
+	return found, invented
+}
+
+// fillUnknown gives every pixel not known (covered by a die in nearly
+// every photo) the mean of its known neighbours, growing inwards.
+func fillUnknown(ycc []uint8, known []bool, w, h int) {
+	for changed := true; changed; {
+		changed = false
+		next := slices.Clone(known)
+		for y := range h {
+			for x := range w {
+				i := y*w + x
+				if known[i] {
+					continue
+				}
+				var sum [3]int
+				k := 0
+				for dy := -1; dy <= 1; dy++ {
+					for dx := -1; dx <= 1; dx++ {
+						xx, yy := x+dx, y+dy
+						if xx < 0 || yy < 0 || xx >= w || yy >= h || !known[yy*w+xx] {
+							continue
+						}
+						for ch := range 3 {
+							sum[ch] += int(ycc[3*(yy*w+xx)+ch])
+						}
+						k++
+					}
+				}
+				if k > 0 {
+					for ch := range 3 {
+						ycc[3*i+ch] = uint8(sum[ch] / k)
+					}
+					next[i], changed = true, true
+				}
+			}
+		}
+		known = next
+	}
+}
+
+// mat returns the empty tray as a coarse YCrCb Mat (the caller closes it).
+func (s *Scene) mat() (gocv.Mat, error) {
+	m, err := gocv.NewMatFromBytes(s.rows, s.cols, gocv.MatTypeCV8UC3, slices.Clone(s.ycc))
+	if err != nil {
+		return gocv.Mat{}, fmt.Errorf("vision: scene: %w", err)
+	}
+	return m, nil
+}
+
+// fits reports whether the scene is of photos the size of b.
+func (s *Scene) fits(b image.Rectangle) bool {
+	return s != nil && b.Dx() == s.Width && b.Dy() == s.Height
+}
+
+// sceneFile is a Scene as stored in a model file.
+type sceneFile struct {
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Region [4]int `json:"region"` // x0, y0, x1, y1
+	Cols   int    `json:"cols"`
+	Rows   int    `json:"rows"`
+	YCrCb  []byte `json:"ycrcb"` // rows × cols × 3
+}
+
+// MarshalJSON encodes the scene for a model file.
+func (s *Scene) MarshalJSON() ([]byte, error) {
+	r := s.Region
+	return json.Marshal(sceneFile{s.Width, s.Height, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, s.cols, s.rows, s.ycc})
+}
+
+// UnmarshalJSON decodes and checks a scene from a model file.
+func (s *Scene) UnmarshalJSON(b []byte) error {
+	var f sceneFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("vision: scene: %w", err)
+	}
+	switch {
+	case f.Width < 1 || f.Height < 1 || f.Width > 1<<15 || f.Height > 1<<15:
+		return fmt.Errorf("vision: scene: photo size %dx%d", f.Width, f.Height)
+	case f.Cols < 1 || f.Rows < 1 || f.Cols > f.Width || f.Rows > f.Height:
+		return fmt.Errorf("vision: scene: coarse size %dx%d for %dx%d photos", f.Cols, f.Rows, f.Width, f.Height)
+	case len(f.YCrCb) != 3*f.Cols*f.Rows:
+		return fmt.Errorf("vision: scene: %d bytes of tray, want %d", len(f.YCrCb), 3*f.Cols*f.Rows)
+	}
+	r := image.Rect(f.Region[0], f.Region[1], f.Region[2], f.Region[3])
+	if r.Empty() || !r.In(image.Rect(0, 0, f.Width, f.Height)) {
+		return errors.New("vision: scene: region outside the photo")
+	}
+	*s = Scene{Width: f.Width, Height: f.Height, Region: r, cols: f.Cols, rows: f.Rows, ycc: f.YCrCb}
+	return nil
+}

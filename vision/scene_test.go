@@ -1,0 +1,218 @@
+package vision
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/towerd/towerd/vision/dataset"
+)
+
+// hexSprite is a drawn die: a red hexagon with two white strokes for a
+// numeral, about 80 pixels across.
+func hexSprite() dieSprite {
+	src := image.NewRGBA(image.Rect(0, 0, 100, 100))
+	var hull [][2]float64
+	for i := range 6 {
+		a := math.Pi / 3 * float64(i)
+		hull = append(hull, [2]float64{50 + 40*math.Cos(a), 50 + 40*math.Sin(a)})
+	}
+	hull = convexHull(hull)
+	for y := range 100 {
+		for x := range 100 {
+			c := color.RGBA{30, 30, 30, 255}
+			switch fx, fy := float64(x)+0.5, float64(y)+0.5; {
+			case (fx > 38 && fx < 44 || fx > 56 && fx < 62) && fy > 35 && fy < 65:
+				c = color.RGBA{240, 240, 240, 255}
+			case inHull(hull, fx, fy):
+				c = color.RGBA{190, 25, 30, 255}
+			}
+			src.SetRGBA(x, y, c)
+		}
+	}
+	return dieSprite{src: src, cx: 50, cy: 50, hull: hull, label: dataset.Label{Die: "d20", Face: 11, Box: image.Rect(10, 15, 90, 85), HasBox: true}}
+}
+
+// rollerSet makes n photos of one die in scene, in memory: a dataset and
+// the decode that returns its photos.
+func rollerSet(scene *rollerScene, n int, seed uint64) (*dataset.Set, func(string) (image.Image, error)) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	sp := hexSprite()
+	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
+	photos := map[string]image.Image{}
+	for i := range n {
+		f := fmt.Sprintf("p%03d.png", i)
+		img, box := scene.photo(sp, r, 50)
+		set.Files = append(set.Files, f)
+		set.Labels[f] = []dataset.Label{{File: f, Die: "d20", Face: 11, Box: box, HasBox: true}}
+		photos[set.Path(f)] = img
+	}
+	return set, func(p string) (image.Image, error) {
+		if img, ok := photos[p]; ok {
+			return img, nil
+		}
+		return nil, fmt.Errorf("no photo %s", p)
+	}
+}
+
+// sceneClassifier is a fixed classifier carrying a learnt scene, as an
+// enrolled model does.
+type sceneClassifier struct {
+	fixedClassifier
+	scene json.RawMessage
+}
+
+func (s sceneClassifier) Scene() json.RawMessage { return s.scene }
+
+// TestLearnScene: from photos of a roller's busy floor, each with one
+// die, enrolment learns the empty floor; a reader carrying it finds every
+// die in new photos under drifting light, where a photo alone shows few.
+func TestLearnScene(t *testing.T) {
+	scene := newRollerScene(1)
+	set, decode := rollerSet(scene, 30, 1)
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v, %+v", err, rep)
+	}
+	if rep.Photos != 30 || rep.Dice != 30 || rep.FoundScene != 30 || rep.InventedScene != 0 {
+		t.Errorf("with the learnt floor: %+v, want all 30 dice found and none invented", rep)
+	}
+	if rep.FoundAlone >= rep.FoundScene {
+		t.Errorf("each photo alone found %d of 30 dice on the busy floor; the test no longer shows what the scene is for", rep.FoundAlone)
+	}
+	if s.Width != 640 || s.Height != 480 || !s.Region.In(image.Rect(0, 0, 640, 480)) || s.Region.Dx() < 300 {
+		t.Errorf("scene %dx%d, region %v", s.Width, s.Height, s.Region)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Scene
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Width != s.Width || back.Region != s.Region || back.cols != s.cols || !bytes.Equal(back.ycc, s.ycc) {
+		t.Errorf("scene changed in a round trip through JSON")
+	}
+
+	fixed := fixedClassifier{"d20", 11, 0.99}
+	withScene, err := NewReader(Options{Model: sceneClassifier{fixed, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := NewReader(Options{Model: fixed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, decodeTest := rollerSet(scene, 10, 2)
+	foundAlone := 0
+	for _, f := range test.Files {
+		img, _ := decodeTest(test.Path(f))
+		want := test.Labels[f][0].Box
+		dice, err := withScene.Read(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dice) != 1 || !centre(dice[0].Box).In(want) || dice[0].Face == nil || *dice[0].Face != 11 {
+			t.Errorf("%s: read %+v, want one d20 11 in %v", f, dice, want)
+		}
+		dice, err = alone.Read(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dice {
+			if centre(d.Box).In(want) {
+				foundAlone++
+			}
+		}
+	}
+	t.Logf("new photos: the scene found 10 of 10, each photo alone %d", foundAlone)
+
+	// A photo of another size is not compared with the scene.
+	small := image.NewRGBA(image.Rect(0, 0, 320, 240))
+	if s.fits(small.Bounds()) || !s.fits(image.Rect(0, 0, 640, 480)) {
+		t.Error("fits: a scene applies to photos of its own size only")
+	}
+	if _, err := withScene.Read(small); err != nil {
+		t.Errorf("reading a photo of another size: %v", err)
+	}
+}
+
+// TestLearnSceneRefuses: photos of different trays, too few photos, or
+// dice without boxes give no scene, with the reason.
+func TestLearnSceneRefuses(t *testing.T) {
+	mixed, decodeMixed := rollerSet(newRollerScene(1), 24, 3)
+	other, decodeOther := rollerSet(newRollerScene(2), 24, 4)
+	for i, f := range other.Files {
+		if i%2 == 0 {
+			g := "o" + f
+			mixed.Files[i] = g
+			mixed.Labels[g] = other.Labels[f]
+		}
+	}
+	decode := func(p string) (image.Image, error) {
+		if strings.HasPrefix(filepath.Base(p), "o") {
+			return decodeOther(filepath.Join(filepath.Dir(p), strings.TrimPrefix(filepath.Base(p), "o")))
+		}
+		return decodeMixed(p)
+	}
+	few, decodeFew := rollerSet(newRollerScene(1), 10, 5)
+	unboxed, decodeUnboxed := rollerSet(newRollerScene(1), 24, 6)
+	for _, f := range unboxed.Files {
+		unboxed.Labels[f][0].HasBox = false
+	}
+	for _, c := range []struct {
+		name   string
+		set    *dataset.Set
+		decode func(string) (image.Image, error)
+		why    string
+	}{
+		{"two trays", mixed, decode, "one view"},
+		{"ten photos", few, decodeFew, "needs 20"},
+		{"no boxes", unboxed, decodeUnboxed, "0 photos"},
+	} {
+		s, rep, err := LearnScene(c.set, c.decode)
+		if err != nil || s != nil || !strings.Contains(rep.Why, c.why) {
+			t.Errorf("%s: scene %v, %v, why %q; want none because %q", c.name, s != nil, err, rep.Why, c.why)
+		}
+	}
+}
+
+// FuzzSceneJSON: a model file's scene is outside input; decoding never
+// panics, and what it accepts is usable.
+func FuzzSceneJSON(f *testing.F) {
+	f.Add([]byte(`{"width":8,"height":6,"region":[0,0,8,6],"cols":2,"rows":1,"ycrcb":"AAAAAAAA"}`))
+	f.Add([]byte(`{"width":8,"height":6,"region":[0,0,9,6],"cols":2,"rows":1,"ycrcb":"AAAAAAAA"}`))
+	f.Add([]byte(`{"width":-1}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s Scene
+		if err := json.Unmarshal(b, &s); err != nil {
+			return
+		}
+		if len(s.ycc) != 3*s.cols*s.rows || !s.Region.In(image.Rect(0, 0, s.Width, s.Height)) {
+			t.Fatalf("accepted an inconsistent scene %+v", s)
+		}
+		m, err := s.mat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+	})
+}
+
+// TestReaderRefusesBadScene: a model whose scene does not decode is an
+// error when the reader is made, not a crash when it reads.
+func TestReaderRefusesBadScene(t *testing.T) {
+	bad := sceneClassifier{fixedClassifier{"d20", 1, 1}, json.RawMessage(`{"width":640,"height":480,"cols":2,"rows":2,"ycrcb":""}`)}
+	if _, err := NewReader(Options{Model: bad}); err == nil || !strings.Contains(err.Error(), "scene") {
+		t.Errorf("NewReader with a bad scene: %v, want an error naming the scene", err)
+	}
+}
