@@ -43,16 +43,37 @@ func newColour(img image.Image) (*colourImg, error) {
 		case *image.YCbCr:
 			yi, ci := m.YOffset(x, y), m.COffset(x, y)
 			return m.Y[yi], m.Cr[ci], m.Cb[ci]
-		case *image.RGBA:
-			i := m.PixOffset(x, y)
-			yy, cb, cr := color.RGBToYCbCr(m.Pix[i], m.Pix[i+1], m.Pix[i+2])
-			return yy, cr, cb
 		default:
 			r, g, bb, _ := img.At(x, y).RGBA()
 			yy, cb, cr := color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(bb>>8))
 			return yy, cr, cb
 		}
 	}
+	if m, ok := img.(*image.RGBA); ok {
+		rgbaHalfYCrCb(buf, m, hw, hh)
+	} else {
+		halfYCrCb(buf, hw, hh, b, sample)
+	}
+	half, err := gocv.NewMatFromBytes(hh, hw, gocv.MatTypeCV8UC3, buf)
+	if err != nil {
+		return nil, err
+	}
+	defer half.Close()
+	c := &colourImg{mat: gocv.NewMat(), off: b.Min}
+	k := min(1, float64(coarseSide)/float64(max(hw, hh)))
+	nw, nh := max(1, int(float64(hw)*k+0.5)), max(1, int(float64(hh)*k+0.5))
+	if nw == hw && nh == hh {
+		half.CopyTo(&c.mat)
+	} else {
+		gocv.Resize(half, &c.mat, image.Pt(nw, nh), 0, 0, gocv.InterpolationArea)
+	}
+	c.scale = float64(nw) / float64(b.Dx())
+	return c, nil
+}
+
+// halfYCrCb fills buf with the 2x2 means of the photo's pixels in YCrCb,
+// read one by one through sample.
+func halfYCrCb(buf []uint8, hw, hh int, b image.Rectangle, sample func(x, y int) (uint8, uint8, uint8)) {
 	for y := 0; y < hh; y++ {
 		for x := 0; x < hw; x++ {
 			var s [3]int
@@ -74,21 +95,31 @@ func newColour(img image.Image) (*colourImg, error) {
 			buf[i], buf[i+1], buf[i+2] = uint8(s[0]/n), uint8(s[1]/n), uint8(s[2]/n)
 		}
 	}
-	half, err := gocv.NewMatFromBytes(hh, hw, gocv.MatTypeCV8UC3, buf)
-	if err != nil {
-		return nil, err
+}
+
+// rgbaHalfYCrCb is halfYCrCb for an RGBA photo, the camera's and PNGs'
+// usual form: the 2x2 means are taken in RGB and converted once (the
+// conversion is affine, so this differs only by rounding), four times
+// fewer conversions.
+func rgbaHalfYCrCb(buf []uint8, m *image.RGBA, hw, hh int) {
+	b := m.Rect
+	for y := 0; y < hh; y++ {
+		y0 := b.Min.Y + 2*y
+		y1 := min(y0+1, b.Max.Y-1)
+		r0 := m.Pix[m.PixOffset(b.Min.X, y0):]
+		r1 := m.Pix[m.PixOffset(b.Min.X, y1):]
+		for x := 0; x < hw; x++ {
+			x0 := 2 * x
+			x1 := min(x0+1, b.Dx()-1)
+			var s [3]int
+			for ch := range 3 {
+				s[ch] = int(r0[4*x0+ch]) + int(r0[4*x1+ch]) + int(r1[4*x0+ch]) + int(r1[4*x1+ch])
+			}
+			yy, cb, cr := color.RGBToYCbCr(uint8((s[0]+2)/4), uint8((s[1]+2)/4), uint8((s[2]+2)/4))
+			i := 3 * (y*hw + x)
+			buf[i], buf[i+1], buf[i+2] = yy, cr, cb
+		}
 	}
-	defer half.Close()
-	c := &colourImg{mat: gocv.NewMat(), off: b.Min}
-	k := min(1, float64(coarseSide)/float64(max(hw, hh)))
-	nw, nh := max(1, int(float64(hw)*k+0.5)), max(1, int(float64(hh)*k+0.5))
-	if nw == hw && nh == hh {
-		half.CopyTo(&c.mat)
-	} else {
-		gocv.Resize(half, &c.mat, image.Pt(nw, nh), 0, 0, gocv.InterpolationArea)
-	}
-	c.scale = float64(nw) / float64(b.Dx())
-	return c, nil
 }
 
 // estimateBackground guesses the empty tray from the photo itself: a wide
@@ -163,8 +194,134 @@ const maxShift = 48
 
 // findBlobs returns the regions of c that differ from bg (same size).
 func findBlobs(c *colourImg, bg gocv.Mat) []blob {
+	return maskBlobs(c, diffMask(c, bg))
+}
+
+// findBlobsAlone returns the regions of c that differ from the tray,
+// guessed from c alone. When the tray shows as one wide region of the
+// colour at the photo's middle, only what lies within its convex hull is
+// looked at, against a background estimated with the walls painted over
+// in the tray's colour: else the wide median blends the walls into the
+// tray's edge, and a die near a wall joins the wall.
+func findBlobsAlone(c *colourImg) []blob {
+	tray, felt := findTray(c)
+	if tray == nil {
+		bg := estimateBackground(c)
+		defer bg.Close()
+		return findBlobs(c, bg)
+	}
+	filled := c.mat.Clone()
+	defer filled.Close()
+	f, err := filled.DataPtrUint8()
+	if err != nil {
+		return nil
+	}
+	for i, in := range tray {
+		if !in {
+			f[3*i], f[3*i+1], f[3*i+2] = felt[0], felt[1], felt[2]
+		}
+	}
+	bg := estimateBackground(&colourImg{mat: filled, scale: c.scale, off: c.off})
+	defer bg.Close()
+	mask := diffMask(c, bg)
+	for i, in := range tray {
+		if !in {
+			mask[i] = 0
+		}
+	}
+	return maskBlobs(c, mask)
+}
+
+// findTray finds the tray in c: the colour of the photo's middle half
+// (the felt: dice cover little of it), and the convex hull of the widest
+// region of pixels near that colour, a little shrunk. It returns nil when
+// that region covers less than a quarter of the photo (a busy tray, or no
+// tray in view).
+func findTray(c *colourImg) ([]bool, [3]uint8) {
 	w, h := c.mat.Cols(), c.mat.Rows()
-	maskBuf := diffMask(c, bg)
+	var felt [3]uint8
+	d, err := c.mat.DataPtrUint8()
+	if err != nil || w < 8 || h < 8 {
+		return nil, felt
+	}
+	var hist [3][256]int
+	n := 0
+	for y := h / 4; y < 3*h/4; y++ {
+		for x := w / 4; x < 3*w/4; x++ {
+			i := 3 * (y*w + x)
+			hist[0][d[i]]++
+			hist[1][d[i+1]]++
+			hist[2][d[i+2]]++
+			n++
+		}
+	}
+	for ch := range 3 {
+		acc := 0
+		for v, k := range hist[ch] {
+			if acc += k; 2*acc >= n {
+				felt[ch] = uint8(v)
+				break
+			}
+		}
+	}
+	near := make([]uint8, w*h)
+	for i := range near {
+		d0 := abs(int(d[3*i]) - int(felt[0]))
+		dc := max(abs(int(d[3*i+1])-int(felt[1])), abs(int(d[3*i+2])-int(felt[2])))
+		if d0 < feltTolerance && 3*dc < 2*feltTolerance {
+			near[i] = 255
+		}
+	}
+	nm, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, near)
+	if err != nil {
+		return nil, felt
+	}
+	defer nm.Close()
+	cs := gocv.FindContours(nm, gocv.RetrievalExternal, gocv.ChainApproxSimple)
+	defer cs.Close()
+	best, bestArea := -1, 0.0
+	for i := 0; i < cs.Size(); i++ {
+		if a := gocv.ContourArea(cs.At(i)); a > bestArea {
+			best, bestArea = i, a
+		}
+	}
+	if best < 0 || bestArea < float64(w*h)/4 {
+		return nil, felt
+	}
+	hull := gocv.NewMat()
+	defer hull.Close()
+	gocv.ConvexHull(cs.At(best), &hull, true, true)
+	hpv := gocv.NewPointVectorFromMat(hull)
+	defer hpv.Close()
+	filled := gocv.Zeros(h, w, gocv.MatTypeCV8UC1)
+	defer filled.Close()
+	pvs := gocv.NewPointsVector()
+	defer pvs.Close()
+	pvs.Append(hpv)
+	gocv.FillPoly(&filled, pvs, color.RGBA{255, 255, 255, 0})
+	k := gocv.GetStructuringElement(gocv.MorphRect, image.Pt(5, 5))
+	defer k.Close()
+	gocv.Erode(filled, &filled, k)
+	fd, err := filled.DataPtrUint8()
+	if err != nil {
+		return nil, felt
+	}
+	tray := make([]bool, w*h)
+	for i, v := range fd {
+		tray[i] = v != 0
+	}
+	return tray, felt
+}
+
+// feltTolerance is how far (luma, and chroma weighted 1.5) a pixel may be
+// from the felt's colour to count as felt when finding the tray. Where
+// light falls off towards a corner the felt may drop out; the convex hull
+// takes the corner back.
+const feltTolerance = blobThreshold
+
+// maskBlobs returns the regions marked in mask (255), at c's scale.
+func maskBlobs(c *colourImg, maskBuf []uint8) []blob {
+	w, h := c.mat.Cols(), c.mat.Rows()
 	if maskBuf == nil {
 		return nil
 	}

@@ -97,7 +97,7 @@ func (r *Reader) blobs(img image.Image) ([]blob, error) {
 			return nil, err
 		}
 	} else {
-		bg = estimateBackground(c)
+		return findBlobsAlone(c), nil
 	}
 	defer bg.Close()
 	return findBlobs(c, bg), nil
@@ -122,6 +122,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 	}
 	out := dice
 	dropped := make([]bool, len(dice))
+	onDie := make([]bool, len(dice))
 	for i := range bs {
 		b := &bs[i]
 		owner := -1
@@ -132,6 +133,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 			}
 		}
 		if owner >= 0 {
+			onDie[owner] = b.dieLike()
 			d := &out[owner]
 			// The blob is the whole die (the pip face is its top); take its
 			// box unless it clearly holds more than this die.
@@ -186,6 +188,19 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 	}
 	kept := out[:0]
 	for i, d := range out {
+		if i < len(dice) && r.opts.Model != nil && !onDie[i] {
+			// An enrolled set's numbered dice carry round marks (the dot
+			// of a 6., the loops of 0 and 8) that the pip counter takes
+			// for pips: with a model, a pip face counts only on a region
+			// that looks like a die. A lone pip elsewhere is no evidence
+			// of a die at all; more pips leave a die of unread face.
+			if d.pips <= 1 {
+				dropped[i] = true
+			}
+			out[i].Face = nil
+			out[i].Confidence = min(d.Confidence, 0.5)
+			d = out[i]
+		}
 		if i >= len(dropped) || !dropped[i] {
 			kept = append(kept, d)
 		}
@@ -241,7 +256,7 @@ func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 
 // pipDie turns a pip reading into a Die in photo coordinates.
 func (r *Reader) pipDie(g *grayImg, pd pipDie) Die {
-	d := Die{Kind: "d6", Confidence: pd.conf, Cocked: pd.cocked}
+	d := Die{Kind: "d6", Confidence: pd.conf, Cocked: pd.cocked, pips: pd.f.n}
 	d.Box = g.toPhoto(pd.f.box())
 	h := pd.f.half
 	for _, c := range [][2]float64{{-h, -h}, {h, -h}, {h, h}, {-h, h}} {

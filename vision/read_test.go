@@ -130,10 +130,17 @@ func TestMergeBlobsNumberedD6(t *testing.T) {
 	if len(got) != 1 || got[0].Kind != "d6" || got[0].Face == nil || *got[0].Face != 4 || got[0].Box != b.box {
 		t.Fatalf("got %+v, want one d6 4 at the blob", got)
 	}
-	// A model without d6 leaves the pip dice alone.
+	// A model without d6 leaves a pip die on a die-like region as read
+	// (it is unsure of the crop); off any die, a lone pip is no die (the
+	// dot of a numeral) and a face of more pips is left unread.
 	r, _ = NewReader(Options{Model: kindsClassifier{fixedClassifier{"d20", 7, 0.5}, []string{"d20"}}})
-	if got := r.mergeBlobs(img, pips[:1], nil); len(got) != 1 || got[0].Face == nil || *got[0].Face != 1 {
-		t.Fatalf("pip die changed without a d6 model: %+v", got)
+	pips[0].pips, pips[1].pips = 1, 3
+	if got := r.mergeBlobs(img, pips, []blob{b}); len(got) != 1 || got[0].Face == nil || *got[0].Face != 3 || got[0].Box != b.box {
+		t.Fatalf("without a d6 model: %+v, want the d6 3 on the blob only", got)
+	}
+	three := Die{Kind: "d6", Face: intp(3), Confidence: 0.97, Box: image.Rect(150, 150, 170, 170), pips: 3}
+	if got := r.mergeBlobs(img, []Die{three}, nil); len(got) != 1 || got[0].Face != nil || got[0].Confidence > 0.5 {
+		t.Fatalf("a 3 on no die-like region: %+v, want a d6 of unread face", got)
 	}
 }
 

@@ -209,9 +209,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
 	for _, p := range ps {
-		est := estimateBackground(p.c)
-		fa, ia := matchBlobs(findBlobs(p.c, est), p.boxes, s.Region)
-		est.Close()
+		fa, ia := matchBlobs(findBlobsAlone(p.c), p.boxes, s.Region)
 		fs, is := matchBlobs(findBlobs(p.c, bg), p.boxes, s.Region)
 		rep.Dice += len(p.boxes)
 		rep.FoundAlone += fa

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/towerd/towerd/rules"
+	"github.com/towerd/towerd/sim/render"
 	"github.com/towerd/towerd/vision/dataset"
 )
 
@@ -215,4 +217,49 @@ func TestReaderRefusesBadScene(t *testing.T) {
 	if _, err := NewReader(Options{Model: bad}); err == nil || !strings.Contains(err.Error(), "scene") {
 		t.Errorf("NewReader with a bad scene: %v, want an error naming the scene", err)
 	}
+}
+
+// TestBlobsAloneAtTheWall: without an empty-tray photo, a die lying
+// against the tray's wall is found as a die of its own. The wide median
+// of the photo blends the wall into the tray's edge, so before the tray
+// was found first the die joined the wall into one region that is no die.
+func TestBlobsAloneAtTheWall(t *testing.T) {
+	tray := image.Rect(28, 40, 590, 460)
+	s := render.Scene{Width: 640, Height: 480, Tray: tray, Seed: 3,
+		Felt: color.NRGBA{28, 44, 92, 255}, Wall: color.NRGBA{120, 86, 60, 255},
+		Light: render.Light{Brightness: 1, Gradient: 0.15, Dir: 1}, Noise: 2,
+		Dice: []render.Die{
+			{Kind: rules.D10, Face: 0, X: 182, Y: 418, Size: 70, Angle: 0.4, Body: color.NRGBA{40, 130, 60, 255}, Ink: color.NRGBA{240, 240, 240, 255}},
+			{Kind: rules.D12, Face: 10, X: 156, Y: 84, Size: 88, Angle: 0.2, Body: color.NRGBA{230, 120, 40, 255}, Ink: color.NRGBA{20, 20, 20, 255}},
+			{Kind: rules.D8, Face: 8, X: 420, Y: 280, Size: 70, Body: color.NRGBA{230, 200, 60, 255}, Ink: color.NRGBA{20, 20, 20, 255}},
+		}}
+	img, truth := render.MustRender(s)
+	c, err := newColour(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	found := func(bs []blob) (n int) {
+		for _, tr := range truth {
+			for _, b := range bs {
+				if b.dieLike() && centre(b.box).In(tr.Box) && tr.Center.In(b.box) {
+					n++
+					break
+				}
+			}
+		}
+		return n
+	}
+	bs := findBlobsAlone(c)
+	if got := found(bs); got != len(truth) {
+		t.Errorf("found %d of %d dice (blobs %+v)", got, len(truth), bs)
+	}
+	for _, b := range bs {
+		if b.dieLike() && !centre(b.box).In(tray) {
+			t.Errorf("a die-like region on the wall: %v", b.box)
+		}
+	}
+	bg := estimateBackground(c)
+	defer bg.Close()
+	t.Logf("the photo's median alone finds %d of %d", found(findBlobs(c, bg)), len(truth))
 }

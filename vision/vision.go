@@ -70,6 +70,8 @@ type Die struct {
 	// Outline is the die's outline in photo pixels (for annotation), when
 	// known.
 	Outline []image.Point
+
+	pips int // the pips of the face the pip counter found; 0 otherwise
 }
 
 // Reader reads dice from photos. It is safe for concurrent use.
