@@ -73,6 +73,14 @@ type sceneClassifier struct {
 
 func (s sceneClassifier) Scene() json.RawMessage { return s.scene }
 
+// sceneKindsClassifier also tells the kinds enrolled, as *numeral.Model does.
+type sceneKindsClassifier struct {
+	sceneClassifier
+	kinds []string
+}
+
+func (s sceneKindsClassifier) Kinds() []string { return s.kinds }
+
 // TestLearnScene: from photos of a roller's busy floor, each with one
 // die, enrolment learns the empty floor; a reader carrying it finds every
 // die in new photos under drifting light, where a photo alone shows few.
@@ -136,6 +144,23 @@ func TestLearnScene(t *testing.T) {
 		}
 	}
 	t.Logf("new photos: the scene found 10 of 10, each photo alone %d", foundAlone)
+
+	// In the scene's view, only the enrolled kinds are looked for (a pip
+	// d6 there would have been labelled); elsewhere, or when kinds are
+	// given, as asked.
+	kinds, err := NewReader(Options{Model: sceneKindsClassifier{sceneClassifier{fixed, b}, []string{"d20"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := kinds.forPhoto(image.Rect(0, 0, 640, 480)); v == kinds || !v.allows("d20") || v.allows("d6") {
+		t.Error("in the scene's view a model of d20 only should look for d20 only")
+	}
+	if kinds.forPhoto(image.Rect(0, 0, 320, 240)) != kinds || !kinds.allows("d6") {
+		t.Error("a photo of another view should be read for every kind")
+	}
+	if asked, _ := kinds.ForKinds([]string{"d6", "d20"}); asked.forPhoto(image.Rect(0, 0, 640, 480)) != asked {
+		t.Error("kinds asked for should stand in the scene's view")
+	}
 
 	// A photo of another size is not compared with the scene.
 	small := image.NewRGBA(image.Rect(0, 0, 320, 240))

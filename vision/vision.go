@@ -79,6 +79,10 @@ type Reader struct {
 	opts    Options
 	allowed map[string]bool
 	scene   *Scene // learnt with the model; used without a Background
+	// inView reads photos of the scene's view when no kinds were given:
+	// only the kinds enrolled from that view's photos, where every die
+	// was labelled, are looked for (nil: r itself).
+	inView *Reader
 }
 
 // sceneModel is a classifier that carries what its enrolment learnt of the
@@ -116,6 +120,17 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 				return nil, fmt.Errorf("vision: allowed kind %q is not one of %s", k, strings.Join(Kinds, " "))
 			}
 			r.allowed[k] = true
+		}
+	}
+	if km, ok := opts.Model.(interface{ Kinds() []string }); ok && scene != nil && opts.Background == nil && r.allowed == nil {
+		// A pip d6 in the view would have been labelled and enrolled; a
+		// set without d6 gets no pip counting there, which took the round
+		// marks of a d20's numerals for the pips of a 1.
+		o := opts
+		o.AllowedKinds = km.Kinds()
+		var err error
+		if r.inView, err = newReader(o, scene); err != nil {
+			return nil, err
 		}
 	}
 	return r, nil
@@ -181,7 +196,16 @@ func (r *Reader) Read(img image.Image) ([]Die, error) {
 		return nil, err
 	}
 	defer g.close()
-	return r.read(img, g)
+	return r.forPhoto(img.Bounds()).read(img, g)
+}
+
+// forPhoto is the reader for a photo with bounds b: inView for a photo
+// of the learnt scene's view.
+func (r *Reader) forPhoto(b image.Rectangle) *Reader {
+	if r.inView != nil && r.scene.fits(b) {
+		return r.inView
+	}
+	return r
 }
 
 // ReadMat finds and reads the dice in a BGR (or grey) Mat, as a camera
@@ -195,6 +219,7 @@ func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
 		return nil, err
 	}
 	defer g.close()
+	r = r.forPhoto(image.Rect(0, 0, m.Cols(), m.Rows()))
 	var img image.Image
 	if r.opts.Model != nil || r.opts.Background != nil {
 		// Crops for the classifier and background comparison want colour.
