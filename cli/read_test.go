@@ -151,3 +151,20 @@ func TestEvalReportsPrecisionAndRecall(t *testing.T) {
 		t.Errorf("text report (exit %d): %q", code, out)
 	}
 }
+
+// TestEnrollLearnsTheTray: photos of one tray (as a tower's camera takes
+// them) teach enrolment the empty tray, which the model carries to eval.
+func TestEnrollLearnsTheTray(t *testing.T) {
+	dir := t.TempDir()
+	if code, out, errs := runTowerd(t, "", "render", "--one-tray", "--photos", "24", "--dice", "d8", dir); code != 0 {
+		t.Fatalf("render: exit %d: %s %s", code, out, errs)
+	}
+	model := filepath.Join(t.TempDir(), "m")
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir)
+	if code != 0 || !strings.Contains(out, "scene: the empty tray learnt from 24 photos of 640x480") {
+		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
+	}
+	if code, out, errs := runTowerd(t, "", "eval", "--json", "--model", model, dir); code != 0 || !strings.Contains(out, `"precision"`) {
+		t.Fatalf("eval with the model and its tray: exit %d: %s %s", code, out, errs)
+	}
+}

@@ -12,7 +12,7 @@ import (
 func init() {
 	Register(&Command{
 		Name:  "render",
-		Usage: "render [--photos N] [--seed S] [--dice d4,d8,...] [--d6 pips|numerals] DIR",
+		Usage: "render [--photos N] [--seed S] [--dice d4,d8,...] [--d6 pips|numerals] [--one-tray] DIR",
 		Summary: "Draw a labelled dataset of simulated tray photos (PNGs and labels.csv) into DIR: " +
 			"`towerd enroll` on it makes the model that reads the simulated camera's numbered dice.",
 		Run: runRender,
@@ -26,6 +26,8 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed: the same flags give the same photos")
 	dice := fs.String("dice", "", "kinds to draw (default: every kind but the d6, whose pips need no model)")
 	d6 := fs.String("d6", "pips", "how d6s are drawn: pips or numerals")
+	oneTray := fs.Bool("one-tray", false, "draw every photo in one tray under one light, as a tower's camera sees it "+
+		"(enrolment then learns the empty tray); default: a random tray per photo")
 	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -33,7 +35,7 @@ func runRender(ctx context.Context, env *Env, args []string) error {
 		fs.Usage()
 		return Exit(2, "")
 	}
-	o := render.DatasetOptions{Photos: *photos, Seed: *seed}
+	o := render.DatasetOptions{Photos: *photos, Seed: *seed, OneTray: *oneTray}
 	switch *d6 {
 	case "pips":
 		o.D6 = render.D6Pips

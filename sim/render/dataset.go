@@ -28,6 +28,10 @@ type DatasetOptions struct {
 	MinDice, MaxDice int
 	// Width, Height of the photos; 0 means 640x480.
 	Width, Height int
+	// OneTray draws every photo in one tray under one light, as a
+	// tower's camera sees it (enrolment then learns the empty tray);
+	// false draws a random tray per photo, for a model of any tray.
+	OneTray bool
 }
 
 // WriteDataset draws labelled tray photos of random dice (random trays,
@@ -72,12 +76,21 @@ func WriteDataset(dir string, o DatasetOptions) error {
 	w := bufio.NewWriter(f)
 	fmt.Fprintln(w, "file,die,face,x,y,w,h")
 	rng := rand.New(rand.NewPCG(o.Seed, 0xda7a5e7))
+	var tray *Scene
+	if o.OneTray {
+		w, h := o.Width, o.Height
+		if w <= 0 || h <= 0 {
+			w, h = 640, 480
+		}
+		t := RandomTray(rng, w, h)
+		tray = &t
+	}
 	for i := range o.Photos {
 		kinds := make([]rules.Die, o.MinDice+rng.IntN(o.MaxDice-o.MinDice+1))
 		for j := range kinds {
 			kinds[j] = o.Kinds[rng.IntN(len(o.Kinds))]
 		}
-		s := RandomScene(rng.Uint64(), kinds, Options{Width: o.Width, Height: o.Height, D6: o.D6})
+		s := RandomScene(rng.Uint64(), kinds, Options{Width: o.Width, Height: o.Height, D6: o.D6, Tray: tray})
 		img, truth, err := Render(s)
 		if err != nil {
 			f.Close()

@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"bytes"
+	"fmt"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,5 +55,37 @@ func TestWriteDataset(t *testing.T) {
 		if err := render.WriteDataset(t.TempDir(), bad); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// TestWriteDatasetOneTray: with OneTray every photo shows the same tray
+// (the felt at a spot no die covers differs only by noise), as a tower's
+// camera sees it; without it the trays differ.
+func TestWriteDatasetOneTray(t *testing.T) {
+	spread := func(one bool) int {
+		dir := t.TempDir()
+		o := render.DatasetOptions{Photos: 6, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 1, Width: 160, Height: 120, OneTray: one}
+		if err := render.WriteDataset(dir, o); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := 255, 0
+		for i := range 6 {
+			f, err := os.Open(filepath.Join(dir, "images", fmt.Sprintf("tray-%04d.png", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A corner of the frame: the wall, never a die.
+			r, _, _, _ := img.At(1, 1).RGBA()
+			lo, hi = min(lo, int(r>>8)), max(hi, int(r>>8))
+		}
+		return hi - lo
+	}
+	if one, many := spread(true), spread(false); one > 20 || many <= one {
+		t.Errorf("the wall's red varies by %d over photos of one tray, %d over random trays", one, many)
 	}
 }

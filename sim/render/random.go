@@ -35,6 +35,10 @@ type Options struct {
 	// Noise is the sensor noise sd; 0 means a random 1.5–4 levels,
 	// negative means none.
 	Noise float64
+	// Tray, when set, is the empty tray (felt, walls, light) the dice are
+	// laid in, as a tower's camera sees the same one every roll; nil
+	// draws a random tray.
+	Tray *Scene
 }
 
 // A palette of real dice sets: body and ink.
@@ -86,6 +90,10 @@ func RandomScene(seed uint64, kinds []rules.Die, o Options) Scene {
 		w, h = 640, 480
 	}
 	s := RandomTray(rng, w, h)
+	if o.Tray != nil {
+		s = *o.Tray
+		s.Dice = nil
+	}
 	s.Seed = seed
 	switch {
 	case o.Noise > 0:
