@@ -38,21 +38,10 @@ func newColour(img image.Image) (*colourImg, error) {
 	b := img.Bounds()
 	hw, hh := (b.Dx()+1)/2, (b.Dy()+1)/2
 	buf := make([]uint8, hw*hh*3)
-	sample := func(x, y int) (uint8, uint8, uint8) {
-		switch m := img.(type) {
-		case *image.YCbCr:
-			yi, ci := m.YOffset(x, y), m.COffset(x, y)
-			return m.Y[yi], m.Cr[ci], m.Cb[ci]
-		default:
-			r, g, bb, _ := img.At(x, y).RGBA()
-			yy, cb, cr := color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(bb>>8))
-			return yy, cr, cb
-		}
-	}
 	if m, ok := img.(*image.RGBA); ok {
 		rgbaHalfYCrCb(buf, m, hw, hh)
 	} else {
-		halfYCrCb(buf, hw, hh, b, sample)
+		halfYCrCb(buf, hw, hh, b, func(x, y int) (uint8, uint8, uint8) { return pixelYCrCb(img, x, y) })
 	}
 	half, err := gocv.NewMatFromBytes(hh, hw, gocv.MatTypeCV8UC3, buf)
 	if err != nil {
@@ -69,6 +58,23 @@ func newColour(img image.Image) (*colourImg, error) {
 	}
 	c.scale = float64(nw) / float64(b.Dx())
 	return c, nil
+}
+
+// pixelYCrCb is the colour of img at (x, y) in YCrCb.
+func pixelYCrCb(img image.Image, x, y int) (uint8, uint8, uint8) {
+	switch m := img.(type) {
+	case *image.YCbCr:
+		yi, ci := m.YOffset(x, y), m.COffset(x, y)
+		return m.Y[yi], m.Cr[ci], m.Cb[ci]
+	case *image.RGBA:
+		i := m.PixOffset(x, y)
+		yy, cb, cr := color.RGBToYCbCr(m.Pix[i], m.Pix[i+1], m.Pix[i+2])
+		return yy, cr, cb
+	default:
+		r, g, bb, _ := img.At(x, y).RGBA()
+		yy, cb, cr := color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(bb>>8))
+		return yy, cr, cb
+	}
 }
 
 // halfYCrCb fills buf with the 2x2 means of the photo's pixels in YCrCb,

@@ -11,8 +11,9 @@ import (
 )
 
 // read runs the reader on a photo already converted to grey (img may be
-// nil when no colour is needed).
-func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
+// nil when no colour is needed); inView says the photo shows the view of
+// the model's scene, whose tray and region then apply.
+func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	var out []Die
 	// A model enrolled with d6 faces reads the set's d6 (mergeBlobs drops
 	// what the pip counter found), but it cannot see a lean: under a
@@ -28,14 +29,14 @@ func (r *Reader) read(img image.Image, g *grayImg) ([]Die, error) {
 		}
 	}
 	if img != nil && r.needBlobs() {
-		bs, err := r.blobs(img)
+		bs, err := r.blobs(img, inView)
 		if err != nil {
 			return nil, err
 		}
 		out = r.mergeBlobs(img, out, bs)
 	}
 	crop := r.opts.Crop
-	if crop.Empty() && r.opts.Background == nil && img != nil && r.scene.fits(img.Bounds()) {
+	if crop.Empty() && r.opts.Background == nil && inView {
 		crop = r.scene.Region.Add(img.Bounds().Min)
 	}
 	if !crop.Empty() {
@@ -73,7 +74,7 @@ func (r *Reader) needBlobs() bool {
 }
 
 // blobs finds the regions of img that differ from the tray.
-func (r *Reader) blobs(img image.Image) ([]blob, error) {
+func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 	c, err := newColour(img)
 	if err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ func (r *Reader) blobs(img image.Image) ([]blob, error) {
 			gocv.Resize(bc.mat, &bg, image.Pt(c.mat.Cols(), c.mat.Rows()), 0, 0, gocv.InterpolationArea)
 		}
 		bc.close()
-	} else if r.scene.fits(img.Bounds()) {
+	} else if inView {
 		if bg, err = r.scene.mat(); err != nil {
 			return nil, err
 		}

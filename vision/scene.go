@@ -42,7 +42,7 @@ type SceneReport struct {
 const (
 	scenePhotos    = 120
 	sceneMinPhotos = 20
-	sceneSteady    = 0.95
+	sceneSteady    = 0.9
 )
 
 // LearnScene learns the scene of a dataset's photos, decoded by decode.
@@ -300,6 +300,57 @@ func (s *Scene) mat() (gocv.Mat, error) {
 func (s *Scene) fits(b image.Rectangle) bool {
 	return s != nil && b.Dx() == s.Width && b.Dy() == s.Height
 }
+
+// shows reports whether img is a photo of the scene's view: of its size,
+// and most of a sparse grid of its pixels matching the learnt tray (after
+// the shift of light most share). A photo of another tray or camera at
+// the same size is then read as if no scene had been learnt.
+func (s *Scene) shows(img image.Image) bool {
+	b := img.Bounds()
+	if !s.fits(b) {
+		return false
+	}
+	k := float64(s.Width) / float64(s.cols)
+	var diffs [3][]int
+	for cy := 2; cy < s.rows; cy += sceneGrid {
+		for cx := 2; cx < s.cols; cx += sceneGrid {
+			px := min(b.Min.X+int((float64(cx)+0.5)*k), b.Max.X-1)
+			py := min(b.Min.Y+int((float64(cy)+0.5)*k), b.Max.Y-1)
+			y, cr, cb := pixelYCrCb(img, px, py)
+			i := 3 * (cy*s.cols + cx)
+			diffs[0] = append(diffs[0], int(y)-int(s.ycc[i]))
+			diffs[1] = append(diffs[1], int(cr)-int(s.ycc[i+1]))
+			diffs[2] = append(diffs[2], int(cb)-int(s.ycc[i+2]))
+		}
+	}
+	n := len(diffs[0])
+	if n == 0 {
+		return false
+	}
+	var shift [3]int
+	for ch := range 3 {
+		sorted := slices.Clone(diffs[ch])
+		slices.Sort(sorted)
+		shift[ch] = min(max(sorted[n/2], -maxShift), maxShift)
+	}
+	same := 0
+	for i := range n {
+		d0 := abs(diffs[0][i] - shift[0])
+		dc := max(abs(diffs[1][i]-shift[1]), abs(diffs[2][i]-shift[2]))
+		if d0 < blobThreshold && 3*dc < 2*blobThreshold {
+			same++
+		}
+	}
+	return float64(same) >= sceneShows*float64(n)
+}
+
+// sceneGrid is the step, in coarse pixels, of the grid shows compares;
+// sceneShows the share of it that must match: dice and their shadows
+// cover less than half a tray.
+const (
+	sceneGrid  = 5
+	sceneShows = 0.6
+)
 
 // sceneFile is a Scene as stored in a model file.
 type sceneFile struct {

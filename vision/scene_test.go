@@ -152,14 +152,19 @@ func TestLearnScene(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := kinds.forPhoto(image.Rect(0, 0, 640, 480)); v == kinds || !v.allows("d20") || v.allows("d6") {
+	inView, _ := decodeTest(test.Path(test.Files[0]))
+	otherSet, decodeOther := rollerSet(newRollerScene(2), 1, 3)
+	otherView, _ := decodeOther(otherSet.Path(otherSet.Files[0]))
+	if v, ok := kinds.forPhoto(inView); !ok || v == kinds || !v.allows("d20") || v.allows("d6") {
 		t.Error("in the scene's view a model of d20 only should look for d20 only")
 	}
-	if kinds.forPhoto(image.Rect(0, 0, 320, 240)) != kinds || !kinds.allows("d6") {
-		t.Error("a photo of another view should be read for every kind")
+	for name, img := range map[string]image.Image{"smaller": image.NewRGBA(image.Rect(0, 0, 320, 240)), "of another tray": otherView} {
+		if v, ok := kinds.forPhoto(img); ok || v != kinds || !kinds.allows("d6") {
+			t.Errorf("a photo %s is not of the scene's view, and should be read for every kind", name)
+		}
 	}
-	if asked, _ := kinds.ForKinds([]string{"d6", "d20"}); asked.forPhoto(image.Rect(0, 0, 640, 480)) != asked {
-		t.Error("kinds asked for should stand in the scene's view")
+	if asked, _ := kinds.ForKinds([]string{"d6", "d20"}); func() bool { v, ok := asked.forPhoto(inView); return v != asked || !ok }() {
+		t.Error("kinds asked for should stand in the scene's view, which still applies")
 	}
 
 	// A photo of another size is not compared with the scene.
@@ -206,6 +211,7 @@ func TestLearnSceneRefuses(t *testing.T) {
 		{"no boxes", unboxed, decodeUnboxed, "0 photos"},
 	} {
 		s, rep, err := LearnScene(c.set, c.decode)
+		t.Logf("%s: %s", c.name, rep.Why)
 		if err != nil || s != nil || !strings.Contains(rep.Why, c.why) {
 			t.Errorf("%s: scene %v, %v, why %q; want none because %q", c.name, s != nil, err, rep.Why, c.why)
 		}

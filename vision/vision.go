@@ -196,16 +196,21 @@ func (r *Reader) Read(img image.Image) ([]Die, error) {
 		return nil, err
 	}
 	defer g.close()
-	return r.forPhoto(img.Bounds()).read(img, g)
+	r, inView := r.forPhoto(img)
+	return r.read(img, g, inView)
 }
 
-// forPhoto is the reader for a photo with bounds b: inView for a photo
-// of the learnt scene's view.
-func (r *Reader) forPhoto(b image.Rectangle) *Reader {
-	if r.inView != nil && r.scene.fits(b) {
-		return r.inView
+// forPhoto says whether img shows the view of the model's scene and
+// returns the reader for it: inView, when there is one, for a photo of
+// that view.
+func (r *Reader) forPhoto(img image.Image) (*Reader, bool) {
+	if img == nil || r.scene == nil || r.opts.Background != nil || !r.scene.shows(img) {
+		return r, false
 	}
-	return r
+	if r.inView != nil {
+		return r.inView, true
+	}
+	return r, true
 }
 
 // ReadMat finds and reads the dice in a BGR (or grey) Mat, as a camera
@@ -219,7 +224,6 @@ func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
 		return nil, err
 	}
 	defer g.close()
-	r = r.forPhoto(image.Rect(0, 0, m.Cols(), m.Rows()))
 	var img image.Image
 	if r.opts.Model != nil || r.opts.Background != nil {
 		// Crops for the classifier and background comparison want colour.
@@ -228,7 +232,8 @@ func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
 			return nil, fmt.Errorf("vision: frame to image: %w", err)
 		}
 	}
-	return r.read(img, g)
+	r, inView := r.forPhoto(img)
+	return r.read(img, g, inView)
 }
 
 // intp returns a pointer to n.
