@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/towerd/towerd/vision"
@@ -41,14 +43,31 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		return Exit(2, "")
 	}
 	start := time.Now()
-	samples, err := numeral.LoadDataset(fs.Arg(0), numeral.DatasetOptions{Seed: *seed})
+	set, err := dataset.Load(fs.Arg(0))
+	if err != nil {
+		return Exit(2, "towerd enroll: "+err.Error())
+	}
+	scene, err := learnScene(env, set)
+	if err != nil {
+		return fmt.Errorf("towerd enroll: %w", err)
+	}
+	dopts := numeral.DatasetOptions{Seed: *seed}
+	var loc *locator
+	if scene != nil && set.Unboxed() > 0 {
+		loc = &locator{scene: scene}
+		dopts.Locate = loc.locate
+	}
+	samples, err := numeral.LoadDataset(fs.Arg(0), dopts)
 	if err != nil {
 		return Exit(2, "towerd enroll: "+err.Error())
 	}
 	env.Log.Info("enroll: crops loaded", "crops", len(samples), "took", time.Since(start).Round(time.Millisecond))
-	scene, err := learnScene(env, fs.Arg(0))
-	if err != nil {
-		return fmt.Errorf("towerd enroll: %w", err)
+	if loc != nil {
+		fmt.Fprintf(env.Stdout, "located %d of %d dice without a box in the learnt tray; the rest are left out\n", loc.found, set.Unboxed())
+		scene.SetRegion(loc.boxes)
+	}
+	if scene != nil {
+		fmt.Fprintf(env.Stdout, "scene: dice lie within %v\n", scene.Region)
 	}
 	opts := numeral.TrainOptions{Epochs: *epochs, Seed: *seed, Rotation: *rotation, Context: ctx,
 		Progress: func(p numeral.Progress) {
@@ -65,7 +84,11 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if scene != nil {
-		m.SetScene(scene)
+		b, err := json.Marshal(scene)
+		if err != nil {
+			return fmt.Errorf("towerd enroll: %w", err)
+		}
+		m.SetScene(b)
 	}
 	st := m.Stats()
 	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
@@ -94,13 +117,9 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 
 // learnScene learns what the dataset's photos show of one camera's view
 // (vision.LearnScene): the empty tray and where dice lie, which reading
-// with the model then uses for photos of that size. nil when the photos
+// with the model then uses for photos of that view. nil when the photos
 // do not share one view.
-func learnScene(env *Env, dir string) (json.RawMessage, error) {
-	set, err := dataset.Load(dir)
-	if err != nil {
-		return nil, err
-	}
+func learnScene(env *Env, set *dataset.Set) (*vision.Scene, error) {
 	s, rep, err := vision.LearnScene(set, decodeImage)
 	if err != nil {
 		return nil, err
@@ -110,9 +129,29 @@ func learnScene(env *Env, dir string) (json.RawMessage, error) {
 		return nil, nil
 	}
 	fmt.Fprintf(env.Stdout, "scene: the empty tray learnt from %d photos of %dx%d; dice there found with it %d of %d (%d invented), "+
-		"from each photo alone %d (%d invented); dice lie within %v\n",
-		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone, s.Region)
-	return json.Marshal(s)
+		"from each photo alone %d (%d invented)\n",
+		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone)
+	return s, nil
+}
+
+// locator finds dice without a box in enrolment photos (numeral's Locate,
+// called concurrently) and keeps what it found for the scene's region.
+type locator struct {
+	scene *vision.Scene
+	mu    sync.Mutex
+	found int
+	boxes []image.Rectangle
+}
+
+func (l *locator) locate(img image.Image, n int) []image.Rectangle {
+	boxes := l.scene.Locate(img, n)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.found += len(boxes)
+	for _, b := range boxes {
+		l.boxes = append(l.boxes, b.Sub(img.Bounds().Min))
+	}
+	return boxes
 }
 
 // kindAccuracy is what a kind's reading is judged by: its held-back crops

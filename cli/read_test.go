@@ -28,7 +28,7 @@ func writeRenderedSet(t *testing.T, n int) string {
 // flags exit 2.
 func TestRenderCommand(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runTowerd(t, "", "render", "--photos", "2", "--dice", "d6", dir)
+	code, out, errs := runTowerd(t, "", "render", "--photos", "2", "--dice", "d6", "--one-tray", dir)
 	if code != 0 || !strings.Contains(out, "rendered 2 photos") {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}
@@ -156,15 +156,47 @@ func TestEvalReportsPrecisionAndRecall(t *testing.T) {
 // them) teach enrolment the empty tray, which the model carries to eval.
 func TestEnrollLearnsTheTray(t *testing.T) {
 	dir := t.TempDir()
-	if code, out, errs := runTowerd(t, "", "render", "--one-tray", "--photos", "24", "--dice", "d8", dir); code != 0 {
-		t.Fatalf("render: exit %d: %s %s", code, out, errs)
+	o := render.DatasetOptions{Photos: 24, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 3, Width: 320, Height: 240, OneTray: true}
+	if err := render.WriteDataset(dir, o); err != nil {
+		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "m")
 	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir)
-	if code != 0 || !strings.Contains(out, "scene: the empty tray learnt from 24 photos of 640x480") {
+	if code != 0 || !strings.Contains(out, "scene: the empty tray learnt from 24 photos of 320x240") {
 		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
 	}
 	if code, out, errs := runTowerd(t, "", "eval", "--json", "--model", model, dir); code != 0 || !strings.Contains(out, `"precision"`) {
 		t.Fatalf("eval with the model and its tray: exit %d: %s %s", code, out, errs)
+	}
+}
+
+// TestEnrollLocatesUnboxedDice: labels that give only the face (a
+// roller's log) are enrolled from the dice located in the learnt tray,
+// not from whole photos.
+func TestEnrollLocatesUnboxedDice(t *testing.T) {
+	dir := t.TempDir()
+	o := render.DatasetOptions{Photos: 24, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 1, Width: 320, Height: 240, OneTray: true}
+	if err := render.WriteDataset(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "labels.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	for i := 1; i < len(lines); i++ {
+		f := strings.Split(lines[i], ",")
+		lines[i] = strings.Join(f[:3], ",") + ",,,,"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "labels.csv"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "m")
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir)
+	if code != 0 || !strings.Contains(out, "located 24 of 24 dice without a box") {
+		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
+	}
+	if !strings.Contains(out, "trained: 24 die crops, ") {
+		t.Errorf("enroll should train on the 24 located dice: %s", out)
 	}
 }

@@ -21,6 +21,9 @@ import (
 type rollerScene struct {
 	tray           *image.RGBA
 	cx, cy, rx, ry float64 // the floor: an ellipse
+	// spot, when above 0, makes dice come to rest near one spot (the
+	// bottom of a chute): within spot die sides of (sx, sy).
+	spot, sx, sy float64
 }
 
 func newRollerScene(seed uint64) *rollerScene {
@@ -48,6 +51,9 @@ func (s *rollerScene) photo(sp dieSprite, r *rand.Rand, side float64) (*image.RG
 	var px, py float64
 	for {
 		px, py = s.cx+s.rx*(2*r.Float64()-1), s.cy+s.ry*(2*r.Float64()-1)
+		if s.spot > 0 {
+			px, py = s.sx+s.spot*side*(2*r.Float64()-1), s.sy+s.spot*side*(2*r.Float64()-1)
+		}
 		u, v := (px-s.cx)/(s.rx-side/2), (py-s.cy)/(s.ry-side/2)
 		if u*u+v*v <= 1 {
 			break
@@ -65,7 +71,9 @@ func (s *rollerScene) photo(sp dieSprite, r *rand.Rand, side float64) (*image.RG
 
 // TestWriteRollerProxy writes a labelled dataset of roller photos
 // (rollerScene) of the burksbuilds d20 to TOWERD_ROLLER_OUT: 1,000 photos
-// in enrol/ and 300 in test/, JPEG as a webcam gives them. It is a tool
+// in enrol/, 300 in test/ and 1,000 more without boxes in enrol-nobox/,
+// JPEG as a webcam gives them. TOWERD_ROLLER_SPOT=K makes the dice rest
+// within K die sides of one spot, as at the bottom of a chute. It is a tool
 // for measuring `towerd enroll` and `towerd eval` on a roller like the one
 // the kept-back check uses, not a test run by make test.
 func TestWriteRollerProxy(t *testing.T) {
@@ -86,11 +94,17 @@ func TestWriteRollerProxy(t *testing.T) {
 		}
 	}
 	scene := newRollerScene(1)
+	if v := os.Getenv("TOWERD_ROLLER_SPOT"); v != "" {
+		// Dice rest near one spot, low on the floor.
+		fmt.Sscan(v, &scene.spot)
+		scene.sx, scene.sy = 320, 340
+	}
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, part := range []struct {
 		dir    string
 		photos int
-	}{{"enrol", 1000}, {"test", 300}} {
+		boxes  bool
+	}{{"enrol", 1000, true}, {"test", 300, true}, {"enrol-nobox", 1000, false}} {
 		dir := filepath.Join(out, part.dir)
 		if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
 			t.Fatal(err)
@@ -113,7 +127,11 @@ func TestWriteRollerProxy(t *testing.T) {
 				t.Fatal(err)
 			}
 			jf.Close()
-			fmt.Fprintf(w, "%s,d20,%d,%d,%d,%d,%d\n", name, sp.label.Face, box.Min.X, box.Min.Y, box.Dx(), box.Dy())
+			if part.boxes {
+				fmt.Fprintf(w, "%s,d20,%d,%d,%d,%d,%d\n", name, sp.label.Face, box.Min.X, box.Min.Y, box.Dx(), box.Dy())
+			} else {
+				fmt.Fprintf(w, "%s,d20,%d,,,,\n", name, sp.label.Face)
+			}
 		}
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)

@@ -60,9 +60,10 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		files = picked
 	}
 	type photo struct {
-		c     *colourImg
-		size  image.Point
-		boxes []image.Rectangle
+		c       *colourImg
+		size    image.Point
+		boxes   []image.Rectangle
+		unboxed int // labelled dice without a box
 	}
 	var ps []photo
 	defer func() {
@@ -72,9 +73,6 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	}()
 	sizes := map[image.Point]int{}
 	for _, f := range files {
-		if slices.ContainsFunc(set.Labels[f], func(l dataset.Label) bool { return !l.HasBox }) {
-			continue // a die that cannot be masked out would be learnt as tray
-		}
 		img, err := decode(set.Path(f))
 		if err != nil {
 			continue // enrolment reports unreadable photos itself
@@ -85,11 +83,18 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		}
 		sz := img.Bounds().Size()
 		sizes[sz]++
+		// A die without a box is not masked out: where dice land all over
+		// the tray, the median over many photos leaves them out anyway.
 		var boxes []image.Rectangle
+		unboxed := 0
 		for _, l := range set.Labels[f] {
-			boxes = append(boxes, l.Box)
+			if l.HasBox {
+				boxes = append(boxes, l.Box)
+			} else {
+				unboxed++
+			}
 		}
-		ps = append(ps, photo{c, sz, boxes})
+		ps = append(ps, photo{c, sz, boxes, unboxed})
 	}
 	var size image.Point
 	for sz, n := range sizes {
@@ -192,26 +197,22 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	}
 	// Where dice lay: every label of this size, not only the photos
 	// looked at.
-	var sides []int
+	s.Region = image.Rect(0, 0, size.X, size.Y) // until dice are known
+	var boxes []image.Rectangle
 	for _, f := range set.Files {
 		for _, l := range set.Labels[f] {
-			if !l.HasBox {
-				continue
+			if l.HasBox {
+				boxes = append(boxes, l.Box)
 			}
-			s.Region = s.Region.Union(l.Box)
-			sides = append(sides, max(l.Box.Dx(), l.Box.Dy()))
 		}
 	}
-	if len(sides) > 0 {
-		slices.Sort(sides)
-		s.Region = s.Region.Inset(-sides[len(sides)/2] / 2).Intersect(image.Rect(0, 0, size.X, size.Y))
-	}
+	s.SetRegion(boxes)
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
 	for _, p := range ps {
-		fa, ia := matchBlobs(findBlobsAlone(p.c), p.boxes, s.Region)
-		fs, is := matchBlobs(findBlobs(p.c, bg), p.boxes, s.Region)
-		rep.Dice += len(p.boxes)
+		fa, ia := matchBlobs(findBlobsAlone(p.c), p.boxes, p.unboxed, s.Region)
+		fs, is := matchBlobs(findBlobs(p.c, bg), p.boxes, p.unboxed, s.Region)
+		rep.Dice += len(p.boxes) + p.unboxed
 		rep.FoundAlone += fa
 		rep.InventedAlone += ia
 		rep.FoundScene += fs
@@ -227,8 +228,9 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 
 // matchBlobs counts the labelled boxes a die-like blob stands for (each
 // centre inside the other) and the die-like blobs inside region that
-// stand for none.
-func matchBlobs(bs []blob, boxes []image.Rectangle, region image.Rectangle) (found, invented int) {
+// stand for none; of those, up to unboxed stand for the labelled dice
+// without a box.
+func matchBlobs(bs []blob, boxes []image.Rectangle, unboxed int, region image.Rectangle) (found, invented int) {
 	used := make([]bool, len(boxes))
 	for _, b := range bs {
 		if !b.dieLike() {
@@ -246,7 +248,55 @@ func matchBlobs(bs []blob, boxes []image.Rectangle, region image.Rectangle) (fou
 			invented++
 		}
 	}
-	return found, invented
+	placed := min(invented, unboxed)
+	return found + placed, invented - placed
+}
+
+// Locate finds the boxes of n dice in a photo of the scene's view, for
+// enrolment from labels without boxes; nil unless the photo shows the
+// view and exactly n die-like regions differ from the tray within the
+// region.
+func (s *Scene) Locate(img image.Image, n int) []image.Rectangle {
+	if !s.shows(img) {
+		return nil
+	}
+	c, err := newColour(img)
+	if err != nil {
+		return nil
+	}
+	defer c.close()
+	bg, err := s.mat()
+	if err != nil {
+		return nil
+	}
+	defer bg.Close()
+	region := s.Region.Add(img.Bounds().Min)
+	var boxes []image.Rectangle
+	for _, b := range findBlobs(c, bg) {
+		if b.dieLike() && centre(b.box).In(region) {
+			boxes = append(boxes, b.box)
+		}
+	}
+	if len(boxes) != n {
+		return nil
+	}
+	return boxes
+}
+
+// SetRegion sets where dice lie from their boxes (the located ones, when
+// the labels gave none), grown by half a die.
+func (s *Scene) SetRegion(boxes []image.Rectangle) {
+	if len(boxes) == 0 {
+		return
+	}
+	var r image.Rectangle
+	sides := make([]int, 0, len(boxes))
+	for _, b := range boxes {
+		r = r.Union(b)
+		sides = append(sides, max(b.Dx(), b.Dy()))
+	}
+	slices.Sort(sides)
+	s.Region = r.Inset(-sides[len(sides)/2] / 2).Intersect(image.Rect(0, 0, s.Width, s.Height))
 }
 
 // fillUnknown gives every pixel not known (covered by a die in nearly

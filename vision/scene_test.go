@@ -196,10 +196,6 @@ func TestLearnSceneRefuses(t *testing.T) {
 		return decodeMixed(p)
 	}
 	few, decodeFew := rollerSet(newRollerScene(1), 10, 5)
-	unboxed, decodeUnboxed := rollerSet(newRollerScene(1), 24, 6)
-	for _, f := range unboxed.Files {
-		unboxed.Labels[f][0].HasBox = false
-	}
 	for _, c := range []struct {
 		name   string
 		set    *dataset.Set
@@ -208,13 +204,50 @@ func TestLearnSceneRefuses(t *testing.T) {
 	}{
 		{"two trays", mixed, decode, "one view"},
 		{"ten photos", few, decodeFew, "needs 20"},
-		{"no boxes", unboxed, decodeUnboxed, "0 photos"},
 	} {
 		s, rep, err := LearnScene(c.set, c.decode)
 		t.Logf("%s: %s", c.name, rep.Why)
 		if err != nil || s != nil || !strings.Contains(rep.Why, c.why) {
 			t.Errorf("%s: scene %v, %v, why %q; want none because %q", c.name, s != nil, err, rep.Why, c.why)
 		}
+	}
+}
+
+// TestLearnSceneWithoutBoxes: labels without boxes (a face per photo, as
+// a roller's log gives them) still teach the tray where the die lands all
+// over the floor, and Locate then finds the die in each photo, for
+// enrolment to crop.
+func TestLearnSceneWithoutBoxes(t *testing.T) {
+	scene := newRollerScene(1)
+	set, decode := rollerSet(scene, 30, 6)
+	truth := map[string]image.Rectangle{}
+	for _, f := range set.Files {
+		truth[f] = set.Labels[f][0].Box
+		set.Labels[f][0].Box, set.Labels[f][0].HasBox = image.Rectangle{}, false
+	}
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene without boxes: %v, %+v", err, rep)
+	}
+	if rep.Dice != 30 || rep.FoundScene != 30 || rep.InventedScene != 0 || s.Region != image.Rect(0, 0, 640, 480) {
+		t.Errorf("%+v, region %v; want 30 dice found, none invented, the whole photo until dice are located", rep, s.Region)
+	}
+	var located []image.Rectangle
+	for _, f := range set.Files {
+		img, _ := decode(set.Path(f))
+		boxes := s.Locate(img, 1)
+		if len(boxes) != 1 || !centre(boxes[0]).In(truth[f]) || !centre(truth[f]).In(boxes[0]) {
+			t.Errorf("%s: located %v, the die is at %v", f, boxes, truth[f])
+			continue
+		}
+		located = append(located, boxes[0])
+		if two := s.Locate(img, 2); two != nil {
+			t.Errorf("%s: located two dice %v where one lies", f, two)
+		}
+	}
+	s.SetRegion(located)
+	if s.Region.Empty() || s.Region == image.Rect(0, 0, 640, 480) || !s.Region.In(image.Rect(0, 0, 640, 480)) {
+		t.Errorf("region %v after locating the dice", s.Region)
 	}
 }
 

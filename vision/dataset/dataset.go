@@ -36,6 +36,19 @@ type Set struct {
 // Path returns the file system path of a photo of the set.
 func (s *Set) Path(file string) string { return filepath.Join(s.Dir, filepath.FromSlash(file)) }
 
+// Unboxed counts the labelled dice whose rows give no box.
+func (s *Set) Unboxed() int {
+	n := 0
+	for _, ls := range s.Labels {
+		for _, l := range ls {
+			if !l.HasBox {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Load reads dir/labels.csv.
 func Load(dir string) (*Set, error) {
 	f, err := os.Open(filepath.Join(dir, "labels.csv"))

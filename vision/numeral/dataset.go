@@ -133,11 +133,19 @@ type DatasetOptions struct {
 	// MaxSide shrinks crops larger than this many pixels across; 0 means 256.
 	MaxSide int
 	Seed    uint64
+	// Locate, when set, finds the boxes of n dice in a photo whose rows
+	// give no box (nil when it cannot find exactly n): a photo of a whole
+	// tray or roller says nothing of a die as small as its numerals.
+	// Rows it cannot place are left out (their dice may differ, so
+	// several are placed only when they are alike). Nil crops the whole
+	// photo, as for close-ups of one die. It is called concurrently.
+	Locate func(img image.Image, n int) []image.Rectangle
 }
 
 // LoadDataset reads dir/labels.csv and returns a crop (CropDie) of every
-// labelled die, or the whole photo when its row has no box, followed by
-// background crops cut from the photos around the dice.
+// labelled die, or, when its row has no box, of the die opts.Locate finds
+// (else the whole photo), followed by background crops cut from the
+// photos around the dice.
 func LoadDataset(dir string, opts DatasetOptions) ([]Sample, error) {
 	if opts.Background == 0 {
 		opts.Background = 1
@@ -198,6 +206,7 @@ func loadPhoto(dir string, rows []Label, opts DatasetOptions, idx uint64) (dice,
 		return nil, nil, fmt.Errorf("line %d: decode %s: %w", rows[0].Line, name, err)
 	}
 	b := img.Bounds()
+	rows = locate(img, rows, opts.Locate)
 	var boxes []image.Rectangle
 	for _, l := range rows {
 		var crop image.Image
@@ -245,6 +254,48 @@ func loadPhoto(dir string, rows []Label, opts DatasetOptions, idx uint64) (dice,
 		}
 	}
 	return dice, bg, nil
+}
+
+// locate gives the rows without a box the boxes find places in img, and
+// leaves out those it cannot place: when find does not find exactly one
+// die for each, or (several) they are not all the same die and face, so
+// that no box could go to the wrong label.
+func locate(img image.Image, rows []Label, find func(image.Image, int) []image.Rectangle) []Label {
+	if find == nil {
+		return rows
+	}
+	var unboxed []int
+	for i, l := range rows {
+		if !l.HasBox {
+			unboxed = append(unboxed, i)
+		}
+	}
+	if len(unboxed) == 0 {
+		return rows
+	}
+	out := make([]Label, 0, len(rows))
+	for _, l := range rows {
+		if l.HasBox {
+			out = append(out, l)
+		}
+	}
+	first := rows[unboxed[0]]
+	for _, i := range unboxed {
+		if rows[i].Die != first.Die || rows[i].Face != first.Face {
+			return out
+		}
+	}
+	boxes := find(img, len(unboxed))
+	if len(boxes) != len(unboxed) {
+		return out
+	}
+	b := img.Bounds()
+	for k, i := range unboxed {
+		l := rows[i]
+		l.Box, l.HasBox = boxes[k].Sub(b.Min), true
+		out = append(out, l)
+	}
+	return out
 }
 
 // shrink returns img scaled down (area averaging) to at most side pixels

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,42 @@ func TestCropDieCentresTheBox(t *testing.T) {
 	c = CropDie(img, image.Rect(0, 0, 10, 10))
 	if _, _, b := rgbAt(c, 0, 0); b != 255 {
 		t.Errorf("outside pixels do not repeat the edge")
+	}
+}
+
+// TestLocate: rows without a box get the boxes the locator finds, in the
+// photo's own coordinates; rows it cannot place surely are left out.
+func TestLocate(t *testing.T) {
+	img := image.NewRGBA(image.Rect(100, 50, 740, 530)) // a photo not at the origin
+	boxed := Label{Line: 2, File: "a.jpg", Die: "d8", Face: 3, Box: image.Rect(1, 2, 30, 30), HasBox: true}
+	bare := func(line, face int) Label { return Label{Line: line, File: "a.jpg", Die: "d20", Face: face} }
+	one := func(image.Image, int) []image.Rectangle { return []image.Rectangle{image.Rect(200, 100, 260, 160)} }
+	two := func(image.Image, int) []image.Rectangle {
+		return []image.Rectangle{image.Rect(200, 100, 260, 160), image.Rect(300, 100, 360, 160)}
+	}
+	cases := []struct {
+		name string
+		rows []Label
+		find func(image.Image, int) []image.Rectangle
+		want []int // lines kept, in order
+	}{
+		{"no locator", []Label{boxed, bare(3, 7)}, nil, []int{2, 3}},
+		{"one placed", []Label{boxed, bare(3, 7)}, one, []int{2, 3}},
+		{"wrong count", []Label{bare(3, 7)}, two, nil},
+		{"two alike", []Label{bare(3, 7), bare(4, 7)}, two, []int{3, 4}},
+		{"two different", []Label{bare(3, 7), bare(4, 8)}, two, nil},
+	}
+	for _, c := range cases {
+		got := locate(img, c.rows, c.find)
+		var lines []int
+		for _, l := range got {
+			lines = append(lines, l.Line)
+			if c.find != nil && l.Line != 2 && (!l.HasBox || l.Box.Min != image.Pt(100, 50) && l.Box.Min != image.Pt(200, 50)) {
+				t.Errorf("%s: line %d box %v, want the found box less the photo's origin", c.name, l.Line, l.Box)
+			}
+		}
+		if !slices.Equal(lines, c.want) {
+			t.Errorf("%s: kept lines %v, want %v", c.name, lines, c.want)
+		}
 	}
 }
