@@ -64,7 +64,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	env.Log.Info("enroll: crops loaded", "crops", len(samples), "took", time.Since(start).Round(time.Millisecond))
 	if loc != nil {
 		fmt.Fprintf(env.Stdout, "located %d of %d dice without a box in the learnt tray; the rest are left out\n", loc.found, set.Unboxed())
-		scene.SetRegion(loc.boxes)
+		scene.AddDice(loc.boxes)
 	}
 	if scene != nil {
 		fmt.Fprintf(env.Stdout, "scene: dice lie within %v\n", scene.Region)
@@ -143,8 +143,8 @@ type locator struct {
 	boxes []image.Rectangle
 }
 
-func (l *locator) locate(img image.Image, n int) []image.Rectangle {
-	boxes := l.scene.Locate(img, n)
+func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle {
+	boxes := l.scene.Locate(img, boxed, n)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.found += len(boxes)

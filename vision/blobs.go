@@ -49,8 +49,7 @@ func newColour(img image.Image) (*colourImg, error) {
 	}
 	defer half.Close()
 	c := &colourImg{mat: gocv.NewMat(), off: b.Min}
-	k := min(1, float64(coarseSide)/float64(max(hw, hh)))
-	nw, nh := max(1, int(float64(hw)*k+0.5)), max(1, int(float64(hh)*k+0.5))
+	nw, nh := coarseSize(b.Dx(), b.Dy())
 	if nw == hw && nh == hh {
 		half.CopyTo(&c.mat)
 	} else {
@@ -58,6 +57,14 @@ func newColour(img image.Image) (*colourImg, error) {
 	}
 	c.scale = float64(nw) / float64(b.Dx())
 	return c, nil
+}
+
+// coarseSize is the size newColour gives a w×h photo: halved, then at
+// most coarseSide across.
+func coarseSize(w, h int) (int, int) {
+	hw, hh := (w+1)/2, (h+1)/2
+	k := min(1, float64(coarseSide)/float64(max(hw, hh)))
+	return max(1, int(float64(hw)*k+0.5)), max(1, int(float64(hh)*k+0.5))
 }
 
 // pixelYCrCb is the colour of img at (x, y) in YCrCb.
@@ -151,9 +158,9 @@ func estimateBackground(c *colourImg) gocv.Mat {
 const blobThreshold = 34
 
 // diffMask marks (255) the pixels of c that differ from bg by
-// blobThreshold or more, after taking off the shift of each channel
-// that most pixels share: a tray learnt or photographed under other light
-// (a webcam's exposure drifts) still matches where nothing lies on it.
+// blobThreshold or more, once the tray's light is matched to the photo's
+// (fitLight): a tray learnt or photographed under other light (a webcam's
+// exposure drifts) still matches where nothing lies on it.
 func diffMask(c *colourImg, bg gocv.Mat) []uint8 {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	a, err := c.mat.DataPtrUint8()
@@ -164,39 +171,111 @@ func diffMask(c *colourImg, bg gocv.Mat) []uint8 {
 	if err != nil || len(b) != len(a) {
 		return nil
 	}
-	var hist [3][511]int
-	n := 0
-	for i := 0; i < w*h; i += 3 {
-		for ch := range 3 {
-			hist[ch][255+int(a[3*i+ch])-int(b[3*i+ch])]++
-		}
-		n++
-	}
-	var shift [3]int
-	for ch := range 3 {
-		acc := 0
-		for v, k := range hist[ch] {
-			if acc += k; 2*acc >= n {
-				shift[ch] = min(max(v-255, -maxShift), maxShift)
-				break
-			}
-		}
-	}
+	// Every third pixel is plenty to match the light.
+	l := fitLight((w*h+2)/3, func(i int) ([]uint8, []uint8) { return a[9*i : 9*i+3], b[9*i : 9*i+3] })
 	mask := make([]uint8, w*h)
 	for i := range mask {
-		d0 := abs(int(a[3*i]) - int(b[3*i]) - shift[0])
-		d1 := abs(int(a[3*i+1]) - int(b[3*i+1]) - shift[1])
-		d2 := abs(int(a[3*i+2]) - int(b[3*i+2]) - shift[2])
-		if d0 >= blobThreshold || 3*max(d1, d2) >= 2*blobThreshold { // chroma weighs 1.5
+		d0, dc := l.residual(a[3*i:3*i+3], b[3*i:3*i+3])
+		if d0 >= blobThreshold || 3*dc >= 2*blobThreshold { // chroma weighs 1.5
 			mask[i] = 255
 		}
 	}
 	return mask
 }
 
-// maxShift bounds the light change diffMask takes off: more than that is
-// not the same tray.
-const maxShift = 48
+// light maps the tray's colours to a photo's under another exposure and
+// white balance: luma by a gain and an offset, chroma by the same gain
+// about grey (scaling RGB scales Cr and Cb about 128) and a shift.
+type light struct {
+	gain  float64
+	lut   [256]int // the tray's luma as the photo would show it
+	cgain [256]int // a tray chroma value as the photo would show it, before shift
+	shift [2]int
+}
+
+// residual is how far a photo pixel a is from the tray pixel b under l:
+// in luma, and the larger of the chroma channels (YCrCb, 3 bytes each).
+func (l *light) residual(a, b []uint8) (int, int) {
+	// Brighter than the camera can show is as bright as it shows.
+	d0 := abs(int(a[0]) - min(l.lut[b[0]], 255))
+	return d0, max(abs(int(a[1])-l.cgain[b[1]]-l.shift[0]), abs(int(a[2])-l.cgain[b[2]]-l.shift[1]))
+}
+
+// lightBands is how many bands of the tray's luma fitLight compares.
+const lightBands = 16
+
+// fitLight matches the tray's light to the photo's from n pairs of
+// pixels (photo, tray; YCrCb). Luma: a line from the tray's luma to the
+// median of the photo's over each band of the tray's luma (least squares,
+// bands weighted by their pixels), within the exposure drift a camera
+// shows. Chroma: the median shift left once the gain is applied. Dice
+// cover a minority of each band, so the medians are the tray's.
+func fitLight(n int, pair func(i int) (a, b []uint8)) light {
+	var ya [lightBands][256]int32
+	for i := range n {
+		a, b := pair(i)
+		ya[int(b[0])*lightBands/256][a[0]]++
+	}
+	median := func(hist []int32, total int) float64 {
+		acc := 0
+		for v, k := range hist {
+			if acc += int(k); 2*acc >= total {
+				return float64(v)
+			}
+		}
+		return float64(len(hist) - 1)
+	}
+	var sw, sx, sy, sxx, sxy float64
+	for band := range lightBands {
+		total := 0
+		for _, k := range ya[band] {
+			total += int(k)
+		}
+		if total == 0 || total*100 < n {
+			continue // too few pixels to say
+		}
+		w := float64(total)
+		x := (float64(band) + 0.5) * 256 / lightBands
+		y := median(ya[band][:], total)
+		sw += w
+		sx += w * x
+		sy += w * y
+		sxx += w * x * x
+		sxy += w * x * y
+	}
+	l := light{gain: 1}
+	off := 0.0
+	if sw > 0 {
+		mx, my := sx/sw, sy/sw
+		if vx := sxx/sw - mx*mx; vx >= 64 { // the tray spans more than a band or two
+			l.gain = min(max((sxy/sw-mx*my)/vx, 1/maxGain), maxGain)
+		}
+		off = min(max(my-l.gain*mx, -maxShift), maxShift)
+	}
+	for v := range l.lut {
+		l.lut[v] = int(l.gain*float64(v) + off + 0.5)
+		l.cgain[v] = int(128 + l.gain*float64(v-128) + 0.5)
+	}
+	var cd [2][511]int32
+	for i := range n {
+		a, b := pair(i)
+		cd[0][255+int(a[1])-l.cgain[b[1]]]++
+		cd[1][255+int(a[2])-l.cgain[b[2]]]++
+	}
+	for ch := range 2 {
+		l.shift[ch] = min(max(int(median(cd[ch][:], n))-255, -maxChromaShift), maxChromaShift)
+	}
+	return l
+}
+
+// maxShift bounds the change of luma, maxGain its gain, and
+// maxChromaShift the change of colour (white balance) that matching the
+// light takes off: more than that is not the same tray.
+const (
+	maxShift       = 48
+	maxGain        = 1.3
+	maxChromaShift = 10
+)
 
 // findBlobs returns the regions of c that differ from bg (same size).
 func findBlobs(c *colourImg, bg gocv.Mat) []blob {
@@ -230,6 +309,9 @@ func findBlobsAlone(c *colourImg) []blob {
 	bg := estimateBackground(&colourImg{mat: filled, scale: c.scale, off: c.off})
 	defer bg.Close()
 	mask := diffMask(c, bg)
+	if mask == nil {
+		return nil
+	}
 	for i, in := range tray {
 		if !in {
 			mask[i] = 0

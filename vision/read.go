@@ -28,12 +28,25 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 			out = append(out, r.pipDie(g, pd))
 		}
 	}
+	var guards []image.Rectangle
+	if r.pipGuard && !r.allows("d6") {
+		// In the view of a set enrolled without d6 no pip die is looked
+		// for, but a face of two or more pips is still evidence of one
+		// that the model was never shown: its die is left unread. (Lone
+		// pips are not: a numbered die's round marks make them.)
+		pds, _ := readPips(g)
+		for _, pd := range pds {
+			if pd.f.n >= 2 {
+				guards = append(guards, g.toPhoto(pd.f.box()))
+			}
+		}
+	}
 	if img != nil && r.needBlobs() {
 		bs, err := r.blobs(img, inView)
 		if err != nil {
 			return nil, err
 		}
-		out = r.mergeBlobs(img, out, bs)
+		out = r.mergeBlobs(img, out, bs, guards)
 	}
 	crop := r.opts.Crop
 	if crop.Empty() && r.opts.Background == nil && inView {
@@ -107,7 +120,10 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 // mergeBlobs gives pip dice the outline of their blob and adds the blobs
 // that are dice without readable pips: read by the classifier when there
 // is one, else reported with a null face.
-func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
+//
+// guards are pip faces (photo pixels) found where no pip die is looked
+// for: a die whose top one is goes unread, with no kind.
+func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, guards []image.Rectangle) []Die {
 	var leaning []image.Rectangle
 	if r.modelReadsD6() {
 		// The model reads the set's d6: what the pip counter found is not
@@ -134,7 +150,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 			}
 		}
 		if owner >= 0 {
-			onDie[owner] = b.dieLike()
+			onDie[owner] = onDie[owner] || b.dieLike()
 			d := &out[owner]
 			// The blob is the whole die (the pip face is its top); take its
 			// box unless it clearly holds more than this die.
@@ -164,6 +180,10 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob) []Die {
 			}
 		}
 		if !b.dieLike() {
+			continue
+		}
+		if leansIn(guards, b.box) {
+			out = append(out, Die{Box: b.box, Outline: b.outline})
 			continue
 		}
 		d := Die{Box: b.box, Outline: b.outline, Kind: r.outlineKind(b)}

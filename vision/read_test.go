@@ -44,7 +44,7 @@ func TestMergeBlobsModelOverrulesPips(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := r.mergeBlobs(img, pip(), []blob{b})
+		got := r.mergeBlobs(img, pip(), []blob{b}, nil)
 		if len(got) != 1 {
 			t.Fatalf("%s: %d dice, want 1", tc.name, len(got))
 		}
@@ -76,7 +76,7 @@ func TestMergeBlobsSpeckOnNumberedDie(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.mergeBlobs(img, speck, []blob{b})
+	got := r.mergeBlobs(img, speck, []blob{b}, nil)
 	if len(got) != 1 || got[0].Kind != "d20" || got[0].Face == nil || *got[0].Face != 7 || got[0].Box != b.box {
 		t.Fatalf("got %+v, want one d20 7 at the blob", got)
 	}
@@ -126,7 +126,7 @@ func TestMergeBlobsNumberedD6(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.mergeBlobs(img, pips, []blob{b})
+	got := r.mergeBlobs(img, pips, []blob{b}, nil)
 	if len(got) != 1 || got[0].Kind != "d6" || got[0].Face == nil || *got[0].Face != 4 || got[0].Box != b.box {
 		t.Fatalf("got %+v, want one d6 4 at the blob", got)
 	}
@@ -135,11 +135,11 @@ func TestMergeBlobsNumberedD6(t *testing.T) {
 	// dot of a numeral) and a face of more pips is left unread.
 	r, _ = NewReader(Options{Model: kindsClassifier{fixedClassifier{"d20", 7, 0.5}, []string{"d20"}}})
 	pips[0].pips, pips[1].pips = 1, 3
-	if got := r.mergeBlobs(img, pips, []blob{b}); len(got) != 1 || got[0].Face == nil || *got[0].Face != 3 || got[0].Box != b.box {
+	if got := r.mergeBlobs(img, pips, []blob{b}, nil); len(got) != 1 || got[0].Face == nil || *got[0].Face != 3 || got[0].Box != b.box {
 		t.Fatalf("without a d6 model: %+v, want the d6 3 on the blob only", got)
 	}
 	three := Die{Kind: "d6", Face: intp(3), Confidence: 0.97, Box: image.Rect(150, 150, 170, 170), pips: 3}
-	if got := r.mergeBlobs(img, []Die{three}, nil); len(got) != 1 || got[0].Face != nil || got[0].Confidence > 0.5 {
+	if got := r.mergeBlobs(img, []Die{three}, nil, nil); len(got) != 1 || got[0].Face != nil || got[0].Confidence > 0.5 {
 		t.Fatalf("a 3 on no die-like region: %+v, want a d6 of unread face", got)
 	}
 }
@@ -174,5 +174,22 @@ func TestMarkOrphans(t *testing.T) {
 		if ds[0].null != tc.doubts {
 			t.Errorf("%s: null = %v, want %v", tc.name, ds[0].null, tc.doubts)
 		}
+	}
+}
+
+// TestMergeBlobsPipGuard: where no d6 is looked for, a die whose top is a
+// face of several pips (guards) is left unread with no kind, however sure
+// the model is; other dice are read.
+func TestMergeBlobsPipGuard(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 300, 200))
+	onGuard := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 6}
+	other := blob{box: image.Rect(180, 50, 240, 110), solid: 0.95, aspect: 1.05, corners: 6}
+	r, err := NewReader(Options{Model: fixedClassifier{"d20", 17, 0.99}, AllowedKinds: []string{"d20"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.mergeBlobs(img, nil, []blob{onGuard, other}, []image.Rectangle{image.Rect(60, 60, 100, 100)})
+	if len(got) != 2 || got[0].Kind != "" || got[0].Face != nil || got[1].Kind != "d20" || got[1].Face == nil || *got[1].Face != 17 {
+		t.Fatalf("got %+v, want an unread die of no kind at the guard and a d20 17", got)
 	}
 }

@@ -14,14 +14,15 @@ import (
 // Scene is what enrolment learns of a fixed camera's view from its
 // labelled photos: the empty tray (each pixel's median over the photos
 // where no labelled die covers it) and the region the dice lay in. A
-// reader uses it for photos of the same size when it has no empty-tray
-// photo of its own: a roller's busy floor and walls are then told from
+// reader uses it for photos of that view (shows) when it has no
+// empty-tray photo of its own: a roller's busy floor and walls are then told from
 // dice by what changed, not guessed from the photo alone.
 type Scene struct {
-	Width, Height int             // the photos' size
-	Region        image.Rectangle // where dice lay, grown by half a die
-	cols, rows    int             // the coarse scale blobs are found at
-	ycc           []uint8         // the empty tray there, YCrCb
+	Width, Height int               // the photos' size
+	Region        image.Rectangle   // where dice lay, grown by half a die
+	cols, rows    int               // the coarse scale blobs are found at
+	ycc           []uint8           // the empty tray there, YCrCb
+	dice          []image.Rectangle // the boxes Region was made from (enrolment only)
 }
 
 // SceneReport says what LearnScene found, for enrolment's output.
@@ -132,9 +133,10 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		for _, b := range p.boxes {
 			// The label's box grown by a third each way: shadows and
 			// loose boxes stay out of the tray.
+			// (Label boxes are relative to the photo, as c is.)
 			g := b.Inset(-max(b.Dx(), b.Dy()) / 3)
-			x0, y0 := int(float64(g.Min.X-p.c.off.X)*p.c.scale), int(float64(g.Min.Y-p.c.off.Y)*p.c.scale)
-			x1, y1 := int(float64(g.Max.X-p.c.off.X)*p.c.scale+1), int(float64(g.Max.Y-p.c.off.Y)*p.c.scale+1)
+			x0, y0 := int(float64(g.Min.X)*p.c.scale), int(float64(g.Min.Y)*p.c.scale)
+			x1, y1 := int(float64(g.Max.X)*p.c.scale+1), int(float64(g.Max.Y)*p.c.scale+1)
 			for y := max(y0, 0); y < min(y1, s.rows); y++ {
 				for x := max(x0, 0); x < min(x1, s.cols); x++ {
 					covered[i][y*s.cols+x] = true
@@ -172,6 +174,9 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	var steady []float64
 	for i, p := range ps {
 		mask := diffMask(p.c, bg)
+		if mask == nil {
+			return nil, rep, errors.New("vision: learn scene: comparing a photo with the tray failed")
+		}
 		same, all := 0, 0
 		for px := range n {
 			if !covered[i][px] {
@@ -195,23 +200,22 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 			100*med, 100*sceneSteady)
 		return nil, rep, nil
 	}
-	// Where dice lay: every label of this size, not only the photos
-	// looked at.
-	s.Region = image.Rect(0, 0, size.X, size.Y) // until dice are known
-	var boxes []image.Rectangle
+	// Where dice lay: every labelled box, not only the photos looked at
+	// (the set's photos are taken to be of one size, as those looked at
+	// are, nine in ten).
 	for _, f := range set.Files {
 		for _, l := range set.Labels[f] {
 			if l.HasBox {
-				boxes = append(boxes, l.Box)
+				s.dice = append(s.dice, l.Box)
 			}
 		}
 	}
-	s.SetRegion(boxes)
+	s.setRegion(s.dice)
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
 	for _, p := range ps {
-		fa, ia := matchBlobs(findBlobsAlone(p.c), p.boxes, p.unboxed, s.Region)
-		fs, is := matchBlobs(findBlobs(p.c, bg), p.boxes, p.unboxed, s.Region)
+		fa, ia := matchBlobs(findBlobsAlone(p.c), p.c.off, p.boxes, p.unboxed, s.Region)
+		fs, is := matchBlobs(findBlobs(p.c, bg), p.c.off, p.boxes, p.unboxed, s.Region)
 		rep.Dice += len(p.boxes) + p.unboxed
 		rep.FoundAlone += fa
 		rep.InventedAlone += ia
@@ -229,22 +233,24 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 // matchBlobs counts the labelled boxes a die-like blob stands for (each
 // centre inside the other) and the die-like blobs inside region that
 // stand for none; of those, up to unboxed stand for the labelled dice
-// without a box.
-func matchBlobs(bs []blob, boxes []image.Rectangle, unboxed int, region image.Rectangle) (found, invented int) {
+// without a box. Blobs are in photo pixels from off (the photo's
+// origin), boxes and region relative to the photo.
+func matchBlobs(bs []blob, off image.Point, boxes []image.Rectangle, unboxed int, region image.Rectangle) (found, invented int) {
 	used := make([]bool, len(boxes))
 	for _, b := range bs {
 		if !b.dieLike() {
 			continue
 		}
+		box := b.box.Sub(off)
 		hit := false
 		for j, l := range boxes {
-			if !used[j] && centre(b.box).In(l) && centre(l).In(b.box) {
+			if !used[j] && centre(box).In(l) && centre(l).In(box) {
 				used[j], hit = true, true
 				found++
 				break
 			}
 		}
-		if !hit && centre(b.box).In(region) {
+		if !hit && centre(box).In(region) {
 			invented++
 		}
 	}
@@ -253,10 +259,11 @@ func matchBlobs(bs []blob, boxes []image.Rectangle, unboxed int, region image.Re
 }
 
 // Locate finds the boxes of n dice in a photo of the scene's view, for
-// enrolment from labels without boxes; nil unless the photo shows the
-// view and exactly n die-like regions differ from the tray within the
-// region.
-func (s *Scene) Locate(img image.Image, n int) []image.Rectangle {
+// enrolment from labels without boxes, besides the dice at boxed (the
+// photo's labelled ones, in img's coordinates); nil unless the photo
+// shows the view and exactly n other die-like regions differ from the
+// tray within the region.
+func (s *Scene) Locate(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle {
 	if !s.shows(img) {
 		return nil
 	}
@@ -273,9 +280,11 @@ func (s *Scene) Locate(img image.Image, n int) []image.Rectangle {
 	region := s.Region.Add(img.Bounds().Min)
 	var boxes []image.Rectangle
 	for _, b := range findBlobs(c, bg) {
-		if b.dieLike() && centre(b.box).In(region) {
-			boxes = append(boxes, b.box)
+		if !b.dieLike() || !centre(b.box).In(region) ||
+			slices.ContainsFunc(boxed, func(l image.Rectangle) bool { return centre(l).In(b.box) }) {
+			continue
 		}
+		boxes = append(boxes, b.box)
 	}
 	if len(boxes) != n {
 		return nil
@@ -283,10 +292,19 @@ func (s *Scene) Locate(img image.Image, n int) []image.Rectangle {
 	return boxes
 }
 
-// SetRegion sets where dice lie from their boxes (the located ones, when
-// the labels gave none), grown by half a die.
-func (s *Scene) SetRegion(boxes []image.Rectangle) {
+// AddDice widens where dice lie to the boxes of more dice (located ones,
+// relative to the photo): the region is where the labelled and added dice
+// lay, grown by half a die.
+func (s *Scene) AddDice(boxes []image.Rectangle) {
+	s.dice = append(s.dice, boxes...)
+	s.setRegion(s.dice)
+}
+
+// setRegion sets where dice lie from their boxes, grown by half a die;
+// with none, the whole photo.
+func (s *Scene) setRegion(boxes []image.Rectangle) {
 	if len(boxes) == 0 {
+		s.Region = image.Rect(0, 0, s.Width, s.Height)
 		return
 	}
 	var r image.Rectangle
@@ -352,54 +370,95 @@ func (s *Scene) fits(b image.Rectangle) bool {
 }
 
 // shows reports whether img is a photo of the scene's view: of its size,
-// and most of a sparse grid of its pixels matching the learnt tray (after
-// the shift of light most share). A photo of another tray or camera at
-// the same size is then read as if no scene had been learnt.
+// most of a sparse grid of its pixels matching the learnt tray once the
+// light is matched, and nearly all of the grid's points where the tray is
+// unlike its own main colour (the layout: walls, rim). A photo of another
+// tray or camera at the same size is then read as if no scene had been
+// learnt.
 func (s *Scene) shows(img image.Image) bool {
 	b := img.Bounds()
 	if !s.fits(b) {
 		return false
 	}
 	k := float64(s.Width) / float64(s.cols)
-	var diffs [3][]int
+	type point struct {
+		i  int // offset in ycc
+		px [3]uint8
+	}
+	var pts []point
 	for cy := 2; cy < s.rows; cy += sceneGrid {
 		for cx := 2; cx < s.cols; cx += sceneGrid {
-			px := min(b.Min.X+int((float64(cx)+0.5)*k), b.Max.X-1)
-			py := min(b.Min.Y+int((float64(cy)+0.5)*k), b.Max.Y-1)
-			y, cr, cb := pixelYCrCb(img, px, py)
-			i := 3 * (cy*s.cols + cx)
-			diffs[0] = append(diffs[0], int(y)-int(s.ycc[i]))
-			diffs[1] = append(diffs[1], int(cr)-int(s.ycc[i+1]))
-			diffs[2] = append(diffs[2], int(cb)-int(s.ycc[i+2]))
+			// The photo's pixels under the coarse cell, averaged as
+			// newColour does.
+			x0, y0 := b.Min.X+int(float64(cx)*k), b.Min.Y+int(float64(cy)*k)
+			x1, y1 := min(max(b.Min.X+int(float64(cx+1)*k), x0+1), b.Max.X), min(max(b.Min.Y+int(float64(cy+1)*k), y0+1), b.Max.Y)
+			var sum [3]int
+			for y := y0; y < y1; y++ {
+				for x := x0; x < x1; x++ {
+					yy, cr, cb := pixelYCrCb(img, x, y)
+					sum[0] += int(yy)
+					sum[1] += int(cr)
+					sum[2] += int(cb)
+				}
+			}
+			np := max(1, (x1-x0)*(y1-y0))
+			p := point{3 * (cy*s.cols + cx), [3]uint8{uint8(sum[0] / np), uint8(sum[1] / np), uint8(sum[2] / np)}}
+			pts = append(pts, p)
 		}
 	}
-	n := len(diffs[0])
+	n := len(pts)
 	if n == 0 {
 		return false
 	}
-	var shift [3]int
+	l := fitLight(n, func(i int) ([]uint8, []uint8) { return pts[i].px[:], s.ycc[pts[i].i : pts[i].i+3] })
+	// The layout must match too: the points where the learnt tray is
+	// unlike its most common colour (walls, rails, the cup's rim, a
+	// grain) are where another tray of a like felt differs.
+	var ref [3]int
 	for ch := range 3 {
-		sorted := slices.Clone(diffs[ch])
-		slices.Sort(sorted)
-		shift[ch] = min(max(sorted[n/2], -maxShift), maxShift)
+		vals := make([]int, 0, n)
+		for _, p := range pts {
+			vals = append(vals, int(s.ycc[p.i+ch]))
+		}
+		slices.Sort(vals)
+		ref[ch] = vals[n/2]
 	}
-	same := 0
-	for i := range n {
-		d0 := abs(diffs[0][i] - shift[0])
-		dc := max(abs(diffs[1][i]-shift[1]), abs(diffs[2][i]-shift[2]))
-		if d0 < blobThreshold && 3*dc < 2*blobThreshold {
+	same, marked, markedSame := 0, 0, 0
+	for _, p := range pts {
+		t := s.ycc[p.i : p.i+3]
+		d0, dc := l.residual(p.px[:], t)
+		ok := d0 < sceneLumaTol && dc < sceneChromaTol
+		if ok {
 			same++
 		}
+
+		if abs(int(t[0])-ref[0]) >= blobThreshold || 3*max(abs(int(t[1])-ref[1]), abs(int(t[2])-ref[2])) >= 2*blobThreshold {
+			marked++
+			if ok {
+				markedSame++
+			}
+		}
+	}
+	if marked >= n/20 && float64(markedSame) < sceneLayout*float64(marked) {
+		return false
 	}
 	return float64(same) >= sceneShows*float64(n)
 }
 
 // sceneGrid is the step, in coarse pixels, of the grid shows compares;
-// sceneShows the share of it that must match: dice and their shadows
-// cover less than half a tray.
+// sceneShows the share of it that must match (dice and their shadows
+// cover less than half a tray), within sceneLumaTol and sceneChromaTol
+// of the learnt tray once the light is matched (chroma closer than the
+// blob threshold: a colour's clipping under brighter light moves its
+// chroma by up to 15); sceneLayout the share of its points
+// unlike the tray's main colour (walls, grain) that must match: dice
+// seldom cover walls, and another tray's walls lie elsewhere.
 const (
-	sceneGrid  = 5
-	sceneShows = 0.6
+	sceneGrid      = 5
+	sceneShows     = 0.6
+	sceneLayout    = 0.85
+	sceneLumaTol   = blobThreshold
+	sceneChromaTol = 16
 )
 
 // sceneFile is a Scene as stored in a model file.
@@ -427,8 +486,8 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 	switch {
 	case f.Width < 1 || f.Height < 1 || f.Width > 1<<15 || f.Height > 1<<15:
 		return fmt.Errorf("vision: scene: photo size %dx%d", f.Width, f.Height)
-	case f.Cols < 1 || f.Rows < 1 || f.Cols > f.Width || f.Rows > f.Height:
-		return fmt.Errorf("vision: scene: coarse size %dx%d for %dx%d photos", f.Cols, f.Rows, f.Width, f.Height)
+	case func() bool { w, h := coarseSize(f.Width, f.Height); return f.Cols != w || f.Rows != h }():
+		return fmt.Errorf("vision: scene: coarse size %dx%d does not fit %dx%d photos", f.Cols, f.Rows, f.Width, f.Height)
 	case len(f.YCrCb) != 3*f.Cols*f.Rows:
 		return fmt.Errorf("vision: scene: %d bytes of tray, want %d", len(f.YCrCb), 3*f.Cols*f.Rows)
 	}

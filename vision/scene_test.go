@@ -177,8 +177,8 @@ func TestLearnScene(t *testing.T) {
 	}
 }
 
-// TestLearnSceneRefuses: photos of different trays, too few photos, or
-// dice without boxes give no scene, with the reason.
+// TestLearnSceneRefuses: photos of different trays, or too few photos,
+// give no scene, with the reason.
 func TestLearnSceneRefuses(t *testing.T) {
 	mixed, decodeMixed := rollerSet(newRollerScene(1), 24, 3)
 	other, decodeOther := rollerSet(newRollerScene(2), 24, 4)
@@ -235,17 +235,20 @@ func TestLearnSceneWithoutBoxes(t *testing.T) {
 	var located []image.Rectangle
 	for _, f := range set.Files {
 		img, _ := decode(set.Path(f))
-		boxes := s.Locate(img, 1)
+		boxes := s.Locate(img, nil, 1)
 		if len(boxes) != 1 || !centre(boxes[0]).In(truth[f]) || !centre(truth[f]).In(boxes[0]) {
 			t.Errorf("%s: located %v, the die is at %v", f, boxes, truth[f])
 			continue
 		}
 		located = append(located, boxes[0])
-		if two := s.Locate(img, 2); two != nil {
+		if two := s.Locate(img, nil, 2); two != nil {
 			t.Errorf("%s: located two dice %v where one lies", f, two)
 		}
+		if none := s.Locate(img, []image.Rectangle{truth[f]}, 1); none != nil {
+			t.Errorf("%s: located %v, the die of a labelled box", f, none)
+		}
 	}
-	s.SetRegion(located)
+	s.AddDice(located)
 	if s.Region.Empty() || s.Region == image.Rect(0, 0, 640, 480) || !s.Region.In(image.Rect(0, 0, 640, 480)) {
 		t.Errorf("region %v after locating the dice", s.Region)
 	}
@@ -254,8 +257,9 @@ func TestLearnSceneWithoutBoxes(t *testing.T) {
 // FuzzSceneJSON: a model file's scene is outside input; decoding never
 // panics, and what it accepts is usable.
 func FuzzSceneJSON(f *testing.F) {
-	f.Add([]byte(`{"width":8,"height":6,"region":[0,0,8,6],"cols":2,"rows":1,"ycrcb":"AAAAAAAA"}`))
-	f.Add([]byte(`{"width":8,"height":6,"region":[0,0,9,6],"cols":2,"rows":1,"ycrcb":"AAAAAAAA"}`))
+	f.Add([]byte(`{"width":8,"height":6,"region":[0,0,8,6],"cols":4,"rows":3,"ycrcb":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}`))
+	f.Add([]byte(`{"width":8,"height":6,"region":[0,0,9,6],"cols":4,"rows":3,"ycrcb":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}`))
+	f.Add([]byte(`{"width":8,"height":6,"region":[0,0,8,6],"cols":3,"rows":4,"ycrcb":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}`))
 	f.Add([]byte(`{"width":-1}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -326,4 +330,51 @@ func TestBlobsAloneAtTheWall(t *testing.T) {
 	bg := estimateBackground(c)
 	defer bg.Close()
 	t.Logf("the photo's median alone finds %d of %d", found(findBlobs(c, bg)), len(truth))
+}
+
+// TestSceneShowsOnlyItsView: a scene learnt from photos of one rendered
+// tray takes new photos of that tray as its view, and photos of other
+// trays of the same size (other felt, walls, margins, light) not.
+func TestSceneShowsOnlyItsView(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	tray := render.RandomTray(rng, 640, 480)
+	kinds := []rules.Die{rules.D8, rules.D20, rules.D12}
+	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
+	photos := map[string]image.Image{}
+	shot := func(seed uint64, t *render.Scene) (image.Image, []render.Truth) {
+		return render.MustRender(render.RandomScene(seed, kinds, render.Options{Tray: t}))
+	}
+	for i := range 24 {
+		img, truth := shot(uint64(i), &tray)
+		f := fmt.Sprintf("p%02d.png", i)
+		set.Files = append(set.Files, f)
+		for _, tr := range truth {
+			set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: tr.Kind.String(), Box: tr.Box, HasBox: true})
+		}
+		photos[set.Path(f)] = img
+	}
+	s, rep, err := LearnScene(set, func(p string) (image.Image, error) { return photos[p], nil })
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v %+v", err, rep)
+	}
+	same, other, otherFelt := 0, 0, 0
+	for i := range 40 {
+		if img, _ := shot(uint64(100+i), &tray); s.shows(img) {
+			same++
+		}
+		sc := render.RandomScene(uint64(200+i), kinds, render.Options{})
+		img, _ := render.MustRender(sc)
+		if s.shows(img) {
+			other++
+			if sc.Felt != tray.Felt {
+				otherFelt++
+			}
+		}
+	}
+	t.Logf("photos of its tray taken as its view: %d of 40; of other trays: %d of 40, %d of them of another felt", same, other, otherFelt)
+	// A tray of another felt and like walls can pass for this one under
+	// other light (black felt is grey felt, darker): rarely.
+	if same != 40 || other > 2 {
+		t.Errorf("the scene took %d of 40 photos of its tray and %d of 40 of other trays as its view", same, other)
+	}
 }

@@ -83,6 +83,9 @@ type Reader struct {
 	// only the kinds enrolled from that view's photos, where every die
 	// was labelled, are looked for (nil: r itself).
 	inView *Reader
+	// pipGuard (inView's) still looks for pip faces where no d6 is
+	// looked for, to leave a pip die the model never saw unread.
+	pipGuard bool
 }
 
 // sceneModel is a classifier that carries what its enrolment learnt of the
@@ -122,16 +125,18 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 			r.allowed[k] = true
 		}
 	}
-	if km, ok := opts.Model.(interface{ Kinds() []string }); ok && scene != nil && opts.Background == nil && r.allowed == nil {
+	if km, ok := opts.Model.(interface{ Kinds() []string }); ok && len(km.Kinds()) > 0 && scene != nil && opts.Background == nil && r.allowed == nil {
 		// A pip d6 in the view would have been labelled and enrolled; a
-		// set without d6 gets no pip counting there, which took the round
-		// marks of a d20's numerals for the pips of a 1.
+		// set without d6 gets no pip dice there (the pip counter took the
+		// round marks of a d20's numerals for the lone pip of a 1), but a
+		// face of several pips still leaves its die unread (pipGuard).
 		o := opts
 		o.AllowedKinds = km.Kinds()
 		var err error
 		if r.inView, err = newReader(o, scene); err != nil {
 			return nil, err
 		}
+		r.inView.pipGuard = true
 	}
 	return r, nil
 }

@@ -134,12 +134,13 @@ type DatasetOptions struct {
 	MaxSide int
 	Seed    uint64
 	// Locate, when set, finds the boxes of n dice in a photo whose rows
-	// give no box (nil when it cannot find exactly n): a photo of a whole
-	// tray or roller says nothing of a die as small as its numerals.
-	// Rows it cannot place are left out (their dice may differ, so
-	// several are placed only when they are alike). Nil crops the whole
-	// photo, as for close-ups of one die. It is called concurrently.
-	Locate func(img image.Image, n int) []image.Rectangle
+	// give no box, other than the dice at the boxes its other rows give
+	// (in img's coordinates); nil when it cannot find exactly n. A photo
+	// of a whole tray or roller says nothing of a die as small as its
+	// numerals. Rows it cannot place are left out (their dice may differ,
+	// so several are placed only when they are alike). Nil crops the
+	// whole photo, as for close-ups of one die. It is called concurrently.
+	Locate func(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle
 }
 
 // LoadDataset reads dir/labels.csv and returns a crop (CropDie) of every
@@ -260,7 +261,7 @@ func loadPhoto(dir string, rows []Label, opts DatasetOptions, idx uint64) (dice,
 // leaves out those it cannot place: when find does not find exactly one
 // die for each, or (several) they are not all the same die and face, so
 // that no box could go to the wrong label.
-func locate(img image.Image, rows []Label, find func(image.Image, int) []image.Rectangle) []Label {
+func locate(img image.Image, rows []Label, find func(image.Image, []image.Rectangle, int) []image.Rectangle) []Label {
 	if find == nil {
 		return rows
 	}
@@ -274,9 +275,11 @@ func locate(img image.Image, rows []Label, find func(image.Image, int) []image.R
 		return rows
 	}
 	out := make([]Label, 0, len(rows))
+	var boxed []image.Rectangle
 	for _, l := range rows {
 		if l.HasBox {
 			out = append(out, l)
+			boxed = append(boxed, l.Box.Add(img.Bounds().Min))
 		}
 	}
 	first := rows[unboxed[0]]
@@ -285,7 +288,7 @@ func locate(img image.Image, rows []Label, find func(image.Image, int) []image.R
 			return out
 		}
 	}
-	boxes := find(img, len(unboxed))
+	boxes := find(img, boxed, len(unboxed))
 	if len(boxes) != len(unboxed) {
 		return out
 	}

@@ -191,14 +191,20 @@ func TestLocate(t *testing.T) {
 	img := image.NewRGBA(image.Rect(100, 50, 740, 530)) // a photo not at the origin
 	boxed := Label{Line: 2, File: "a.jpg", Die: "d8", Face: 3, Box: image.Rect(1, 2, 30, 30), HasBox: true}
 	bare := func(line, face int) Label { return Label{Line: line, File: "a.jpg", Die: "d20", Face: face} }
-	one := func(image.Image, int) []image.Rectangle { return []image.Rectangle{image.Rect(200, 100, 260, 160)} }
-	two := func(image.Image, int) []image.Rectangle {
+	one := func(_ image.Image, boxed []image.Rectangle, _ int) []image.Rectangle {
+		// The labelled die is handed over in the photo's coordinates.
+		if len(boxed) != 1 || boxed[0] != image.Rect(101, 52, 130, 80) {
+			t.Errorf("boxed %v, want the d8's box at the photo's origin", boxed)
+		}
+		return []image.Rectangle{image.Rect(200, 100, 260, 160)}
+	}
+	two := func(image.Image, []image.Rectangle, int) []image.Rectangle {
 		return []image.Rectangle{image.Rect(200, 100, 260, 160), image.Rect(300, 100, 360, 160)}
 	}
 	cases := []struct {
 		name string
 		rows []Label
-		find func(image.Image, int) []image.Rectangle
+		find func(image.Image, []image.Rectangle, int) []image.Rectangle
 		want []int // lines kept, in order
 	}{
 		{"no locator", []Label{boxed, bare(3, 7)}, nil, []int{2, 3}},
