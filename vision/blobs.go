@@ -159,9 +159,10 @@ const blobThreshold = 34
 
 // diffMask marks (255) the pixels of c that differ from bg by
 // blobThreshold or more, once the tray's light is matched to the photo's
-// (fitLight): a tray learnt or photographed under other light (a webcam's
-// exposure drifts) still matches where nothing lies on it.
-func diffMask(c *colourImg, bg gocv.Mat) []uint8 {
+// (fitLight) when match is set: a tray learnt or photographed under other
+// light (a webcam's exposure drifts) still matches where nothing lies on
+// it. A tray estimated from the photo itself has its light already.
+func diffMask(c *colourImg, bg gocv.Mat, match bool) []uint8 {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	a, err := c.mat.DataPtrUint8()
 	if err != nil {
@@ -171,8 +172,11 @@ func diffMask(c *colourImg, bg gocv.Mat) []uint8 {
 	if err != nil || len(b) != len(a) {
 		return nil
 	}
-	// Every third pixel is plenty to match the light.
-	l := fitLight((w*h+2)/3, func(i int) ([]uint8, []uint8) { return a[9*i : 9*i+3], b[9*i : 9*i+3] })
+	l := sameLight()
+	if match {
+		// Every third pixel is plenty to match the light.
+		l = fitLight((w*h+2)/3, func(i int) ([]uint8, []uint8) { return a[9*i : 9*i+3], b[9*i : 9*i+3] })
+	}
 	mask := make([]uint8, w*h)
 	for i := range mask {
 		d0, dc := l.residual(a[3*i:3*i+3], b[3*i:3*i+3])
@@ -199,6 +203,15 @@ func (l *light) residual(a, b []uint8) (int, int) {
 	// Brighter than the camera can show is as bright as it shows.
 	d0 := abs(int(a[0]) - min(l.lut[b[0]], 255))
 	return d0, max(abs(int(a[1])-l.cgain[b[1]]-l.shift[0]), abs(int(a[2])-l.cgain[b[2]]-l.shift[1]))
+}
+
+// sameLight is the light of a tray seen under the photo's own light.
+func sameLight() light {
+	l := light{gain: 1}
+	for v := range l.lut {
+		l.lut[v], l.cgain[v] = v, v
+	}
+	return l
 }
 
 // lightBands is how many bands of the tray's luma fitLight compares.
@@ -277,9 +290,10 @@ const (
 	maxChromaShift = 10
 )
 
-// findBlobs returns the regions of c that differ from bg (same size).
+// findBlobs returns the regions of c that differ from bg (same size), a
+// tray photographed or learnt under other light.
 func findBlobs(c *colourImg, bg gocv.Mat) []blob {
-	return maskBlobs(c, diffMask(c, bg))
+	return maskBlobs(c, diffMask(c, bg, true))
 }
 
 // findBlobsAlone returns the regions of c that differ from the tray,
@@ -293,7 +307,7 @@ func findBlobsAlone(c *colourImg) []blob {
 	if tray == nil {
 		bg := estimateBackground(c)
 		defer bg.Close()
-		return findBlobs(c, bg)
+		return maskBlobs(c, diffMask(c, bg, false))
 	}
 	filled := c.mat.Clone()
 	defer filled.Close()
@@ -308,7 +322,7 @@ func findBlobsAlone(c *colourImg) []blob {
 	}
 	bg := estimateBackground(&colourImg{mat: filled, scale: c.scale, off: c.off})
 	defer bg.Close()
-	mask := diffMask(c, bg)
+	mask := diffMask(c, bg, false)
 	if mask == nil {
 		return nil
 	}

@@ -173,7 +173,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// match the median.
 	var steady []float64
 	for i, p := range ps {
-		mask := diffMask(p.c, bg)
+		mask := diffMask(p.c, bg, true)
 		if mask == nil {
 			return nil, rep, errors.New("vision: learn scene: comparing a photo with the tray failed")
 		}
