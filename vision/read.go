@@ -15,11 +15,16 @@ import (
 // the model's scene, whose tray and region then apply.
 func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	var out []Die
-	// A model enrolled with d6 faces reads the set's d6 (mergeBlobs drops
-	// what the pip counter found), but it cannot see a lean: under a
-	// camera looking down the pips still run, so that a foreshortened pip
-	// face marks its die cocked.
-	if r.allows("d6") && (!r.modelReadsD6() || r.opts.TopDown) {
+	// witnesses are faces of two or more pips: evidence of a pip d6 that
+	// a model must agree with (lone pips are not: a numbered die's round
+	// marks make them).
+	var witnesses []witness
+	switch {
+	case r.allows("d6") && r.modelReadsD6():
+		// The model reads the set's d6 (mergeBlobs drops what the pip
+		// counter found), but it cannot see a lean (under a camera
+		// looking down, a foreshortened pip face marks its die cocked),
+		// and a pip face it reads otherwise makes the face unread.
 		pds, _ := readPips(g)
 		if r.opts.TopDown {
 			markLeaning(pds)
@@ -27,26 +32,28 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
 		}
-	}
-	var guards []image.Rectangle
-	if r.pipGuard && !r.allows("d6") {
-		// In the view of a set enrolled without d6 no pip die is looked
-		// for, but a face of two or more pips is still evidence of one
-		// that the model was never shown: its die is left unread. (Lone
-		// pips are not: a numbered die's round marks make them.)
+		witnesses = pipWitnesses(g, pds)
+	case r.allows("d6"):
 		pds, _ := readPips(g)
-		for _, pd := range pds {
-			if pd.f.n >= 2 {
-				guards = append(guards, g.toPhoto(pd.f.box()))
-			}
+		if r.opts.TopDown {
+			markLeaning(pds)
 		}
+		for _, pd := range pds {
+			out = append(out, r.pipDie(g, pd))
+		}
+	case r.pipGuard:
+		// In the view of a set enrolled without d6 no pip die is looked
+		// for, but a face of several pips still leaves its die unread:
+		// the model was never shown a pip d6.
+		pds, _ := readPips(g)
+		witnesses = pipWitnesses(g, pds)
 	}
 	if img != nil && r.needBlobs() {
 		bs, err := r.blobs(img, inView)
 		if err != nil {
 			return nil, err
 		}
-		out = r.mergeBlobs(img, out, bs, guards)
+		out = r.mergeBlobs(img, out, bs, witnesses)
 	}
 	crop := r.opts.Crop
 	if crop.Empty() && r.opts.Background == nil && inView {
@@ -121,9 +128,10 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 // that are dice without readable pips: read by the classifier when there
 // is one, else reported with a null face.
 //
-// guards are pip faces (photo pixels) found where no pip die is looked
-// for: a die whose top one is goes unread, with no kind.
-func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, guards []image.Rectangle) []Die {
+// witnesses are pip faces of two or more pips: a die the model reads
+// whose top one is must be read as a d6 of that many pips, else its face
+// is unread (and its kind, unless d6).
+func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []witness) []Die {
 	var leaning []image.Rectangle
 	if r.modelReadsD6() {
 		// The model reads the set's d6: what the pip counter found is not
@@ -131,7 +139,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, guards []ima
 		// dozens of "d6 1" in numerals and texture), only leaning faces
 		// are kept, to mark their dice cocked.
 		for _, d := range dice {
-			if d.Cocked {
+			if d.Cocked && r.opts.TopDown {
 				leaning = append(leaning, d.Box)
 			}
 		}
@@ -182,10 +190,6 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, guards []ima
 		if !b.dieLike() {
 			continue
 		}
-		if leansIn(guards, b.box) {
-			out = append(out, Die{Box: b.box, Outline: b.outline})
-			continue
-		}
 		d := Die{Box: b.box, Outline: b.outline, Kind: r.outlineKind(b)}
 		if leansIn(leaning, b.box) {
 			d.Cocked = true
@@ -200,6 +204,15 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, guards []ima
 				if conf >= r.opts.MinConfidence && !d.Cocked {
 					d.Face = intp(f)
 				}
+			}
+		}
+		if n, ok := witnessOn(witnesses, b.box); ok && !(d.Kind == "d6" && d.Face != nil && *d.Face == n) {
+			// The pips say a d6 showing n; the model says otherwise, or
+			// is unsure, or was never shown a pip d6 (a rendered 6 with
+			// white pips on red was read "d6 2" at 0.94).
+			d.Face = nil
+			if d.Kind != "d6" {
+				d.Kind, d.Confidence = "", 0
 			}
 		}
 		if d.Kind != "" && !r.allows(d.Kind) {
@@ -228,6 +241,39 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, guards []ima
 	}
 	return kept
 }
+
+// witness is a pip face of two or more pips, in photo pixels.
+type witness struct {
+	box image.Rectangle
+	n   int
+}
+
+// pipWitnesses are the faces of two or more pips among pds, not in doubt.
+func pipWitnesses(g *grayImg, pds []pipDie) []witness {
+	var ws []witness
+	for _, pd := range pds {
+		if pd.f.n >= 2 && !pd.null {
+			ws = append(ws, witness{g.toPhoto(pd.f.box()), pd.f.n})
+		}
+	}
+	return ws
+}
+
+// witnessOn returns the pips of a witness that is the top of the die in
+// box: its centre inside, and its box at least witnessShare of the die's
+// (a d6's top is most of it; the pip-like marks of a d12's small
+// numerals make a "face" far smaller).
+func witnessOn(ws []witness, box image.Rectangle) (int, bool) {
+	for _, w := range ws {
+		if centre(w.box).In(box) && float64(w.box.Dx()*w.box.Dy()) >= witnessShare*float64(box.Dx()*box.Dy()) {
+			return w.n, true
+		}
+	}
+	return 0, false
+}
+
+// witnessShare is the least share of a die's box its top face's takes.
+const witnessShare = 0.45
 
 // leansIn reports whether one of the leaning pip faces is the top of the
 // die in box: its centre inside, and not a speck far smaller than the die.

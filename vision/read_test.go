@@ -178,8 +178,8 @@ func TestMarkOrphans(t *testing.T) {
 }
 
 // TestMergeBlobsPipGuard: where no d6 is looked for, a die whose top is a
-// face of several pips (guards) is left unread with no kind, however sure
-// the model is; other dice are read.
+// face of several pips (a witness) is left unread with no kind, however
+// sure the model is; other dice are read.
 func TestMergeBlobsPipGuard(t *testing.T) {
 	img := image.NewRGBA(image.Rect(0, 0, 300, 200))
 	onGuard := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 6}
@@ -188,8 +188,23 @@ func TestMergeBlobsPipGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.mergeBlobs(img, nil, []blob{onGuard, other}, []image.Rectangle{image.Rect(60, 60, 100, 100)})
+	got := r.mergeBlobs(img, nil, []blob{onGuard, other}, []witness{{image.Rect(56, 56, 104, 104), 4}})
 	if len(got) != 2 || got[0].Kind != "" || got[0].Face != nil || got[1].Kind != "d20" || got[1].Face == nil || *got[1].Face != 17 {
 		t.Fatalf("got %+v, want an unread die of no kind at the guard and a d20 17", got)
+	}
+	// A "face" far smaller than the die (the pip-like marks of a d12's
+	// small numerals) is no witness.
+	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(70, 70, 90, 90), 2}})
+	if len(got) != 1 || got[0].Face == nil || *got[0].Face != 17 {
+		t.Errorf("a small pip face on a d20: got %+v, want d20 17", got)
+	}
+	// A model that reads d6: its reading stands where the pips agree, and
+	// the face is unread where they do not.
+	for _, c := range []struct{ pips, want int }{{6, 6}, {2, 0}} {
+		r, _ := NewReader(Options{Model: kindsClassifier{fixedClassifier{"d6", 6, 0.99}, []string{"d6", "d20"}}})
+		got := r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), c.pips}})
+		if len(got) != 1 || got[0].Kind != "d6" || (c.want == 0) != (got[0].Face == nil) || (got[0].Face != nil && *got[0].Face != c.want) {
+			t.Errorf("model 6, pips %d: got %+v", c.pips, got)
+		}
 	}
 }
