@@ -220,8 +220,26 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 		}
 		out = append(out, d)
 	}
+	// Without a model a region no pip face claims is reported as a die
+	// of unread face; one far smaller than the pip dice beside it is a
+	// die's side or shadow, not a die (on webcam photos such slivers
+	// beside a die were paired with its label, the die itself left over).
+	minArea := 0
+	if r.opts.Model == nil {
+		var areas []int
+		for _, d := range dice {
+			areas = append(areas, d.Box.Dx()*d.Box.Dy())
+		}
+		if len(areas) > 0 {
+			slices.Sort(areas)
+			minArea = areas[len(areas)/2] * 2 / 5
+		}
+	}
 	kept := out[:0]
 	for i, d := range out {
+		if i >= len(dice) && d.Box.Dx()*d.Box.Dy() < minArea {
+			continue
+		}
 		if i < len(dice) && r.opts.Model != nil && !onDie[i] {
 			// An enrolled set's numbered dice carry round marks (the dot
 			// of a 6., the loops of 0 and 8) that the pip counter takes

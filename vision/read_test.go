@@ -208,3 +208,21 @@ func TestMergeBlobsPipGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeBlobsDropsSlivers: without a model, a region no pip face
+// claims is a die of unread face, unless it is far smaller than the pip
+// dice (a die's side or shadow beside it).
+func TestMergeBlobsDropsSlivers(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 400, 200))
+	r, err := NewReader(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pip := []Die{{Kind: "d6", Face: intp(2), Confidence: 0.99, Box: image.Rect(50, 50, 110, 110), pips: 2}}
+	sliver := blob{box: image.Rect(120, 60, 140, 90), solid: 0.95, aspect: 1.5, corners: 4}
+	die := blob{box: image.Rect(250, 50, 305, 110), solid: 0.95, aspect: 1.1, corners: 6}
+	got := r.mergeBlobs(img, pip, []blob{sliver, die}, nil)
+	if len(got) != 2 || got[0].Face == nil || *got[0].Face != 2 || got[1].Box != die.box || got[1].Face != nil {
+		t.Fatalf("got %+v, want the d6 2 and the unread die, not the sliver", got)
+	}
+}
