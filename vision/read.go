@@ -165,6 +165,11 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			fb := d.Box
 			whole := float64(b.box.Dx()*b.box.Dy()) <= 4*float64(fb.Dx()*fb.Dy())
 			switch {
+			case r.opts.Model == nil && 10*b.box.Dx()*b.box.Dy() < 7*fb.Dx()*fb.Dy():
+				// A region smaller than the face is part of the die (a
+				// lit side), not its outline: the face keeps its box.
+				onDie[owner] = onDie[owner] || b.dieLike()
+				continue
 			case !whole && r.opts.Model != nil && b.dieLike():
 				// A "face" far smaller than the single die it lies on is
 				// no d6's top but a numeral or mark on a numbered die (a

@@ -225,4 +225,11 @@ func TestMergeBlobsDropsSlivers(t *testing.T) {
 	if len(got) != 2 || got[0].Face == nil || *got[0].Face != 2 || got[1].Box != die.box || got[1].Face != nil {
 		t.Fatalf("got %+v, want the d6 2 and the unread die, not the sliver", got)
 	}
+	// A region smaller than the face, under it (a lit side), is no
+	// outline for it: the face keeps its own box.
+	part := blob{box: image.Rect(60, 80, 100, 110), solid: 0.95, aspect: 1.3, corners: 4}
+	got = r.mergeBlobs(img, []Die{{Kind: "d6", Face: intp(2), Box: image.Rect(50, 50, 110, 110), pips: 2}}, []blob{part}, nil)
+	if len(got) != 1 || got[0].Box != image.Rect(50, 50, 110, 110) || got[0].Face == nil {
+		t.Fatalf("got %+v, want the d6 2 with its face's box", got)
+	}
 }
