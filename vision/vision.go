@@ -196,14 +196,21 @@ func (r *Reader) Read(img image.Image) ([]Die, error) {
 	if img == nil || img.Bounds().Empty() {
 		return nil, errors.New("vision: empty image")
 	}
-	g, err := newGray(img)
-	if err != nil {
-		return nil, err
-	}
-	defer g.close()
 	r, inView := r.forPhoto(img)
+	var g *grayImg
+	if r.needsPips() {
+		var err error
+		if g, err = newGray(img); err != nil {
+			return nil, err
+		}
+		defer g.close()
+	}
 	return r.read(img, g, inView)
 }
+
+// needsPips reports whether the pip counter runs, and so the grey image
+// it works on is needed (a tenth of a numbered read without it).
+func (r *Reader) needsPips() bool { return r.allows("d6") || r.pipGuard }
 
 // forPhoto says whether img shows the view of the model's scene and
 // returns the reader for it: inView, when there is one, for a photo of
@@ -224,20 +231,24 @@ func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
 	if m.Empty() {
 		return nil, errors.New("vision: empty frame")
 	}
-	g, err := grayFromMat(m)
-	if err != nil {
-		return nil, err
-	}
-	defer g.close()
 	var img image.Image
 	if r.opts.Model != nil || r.opts.Background != nil {
 		// Crops for the classifier and background comparison want colour.
+		var err error
 		img, err = m.ToImage()
 		if err != nil {
 			return nil, fmt.Errorf("vision: frame to image: %w", err)
 		}
 	}
 	r, inView := r.forPhoto(img)
+	var g *grayImg
+	if r.needsPips() {
+		var err error
+		if g, err = grayFromMat(m); err != nil {
+			return nil, err
+		}
+		defer g.close()
+	}
 	return r.read(img, g, inView)
 }
 
