@@ -53,7 +53,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	}
 	dopts := numeral.DatasetOptions{Seed: *seed}
 	var loc *locator
-	if scene != nil && set.Unboxed() > 0 {
+	if set.Unboxed() > 0 {
 		loc = &locator{scene: scene}
 		dopts.Locate = loc.locate
 	}
@@ -63,8 +63,14 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	}
 	env.Log.Info("enroll: crops loaded", "crops", len(samples), "took", time.Since(start).Round(time.Millisecond))
 	if loc != nil {
-		fmt.Fprintf(env.Stdout, "located %d of %d dice without a box in the learnt tray; the rest are left out\n", loc.found, set.Unboxed())
-		scene.AddDice(loc.boxes)
+		where := "in the learnt tray"
+		if scene == nil {
+			where = "in each photo alone"
+		}
+		fmt.Fprintf(env.Stdout, "located %d of %d dice without a box %s; the rest are left out\n", loc.found, set.Unboxed(), where)
+		if scene != nil {
+			scene.AddDice(loc.boxes)
+		}
 	}
 	if scene != nil {
 		fmt.Fprintf(env.Stdout, "scene: dice lie within %v\n", scene.Region)
@@ -135,16 +141,22 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, error) {
 }
 
 // locator finds dice without a box in enrolment photos (numeral's Locate,
-// called concurrently) and keeps what it found for the scene's region.
+// called concurrently): against the learnt tray when there is one, else
+// from each photo alone; it keeps what it found for the scene's region.
 type locator struct {
-	scene *vision.Scene
+	scene *vision.Scene // nil: each photo alone
 	mu    sync.Mutex
 	found int
 	boxes []image.Rectangle
 }
 
 func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle {
-	boxes := l.scene.Locate(img, boxed, n)
+	var boxes []image.Rectangle
+	if l.scene != nil {
+		boxes = l.scene.Locate(img, boxed, n)
+	} else {
+		boxes = vision.LocateAlone(img, boxed, n)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.found += len(boxes)

@@ -131,39 +131,20 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		data[i] = d
 		covered[i] = make([]bool, n)
 		for _, b := range p.boxes {
-			// The label's box grown by a third each way: shadows and
-			// loose boxes stay out of the tray.
-			// (Label boxes are relative to the photo, as c is.)
-			g := b.Inset(-max(b.Dx(), b.Dy()) / 3)
-			x0, y0 := int(float64(g.Min.X)*p.c.scale), int(float64(g.Min.Y)*p.c.scale)
-			x1, y1 := int(float64(g.Max.X)*p.c.scale+1), int(float64(g.Max.Y)*p.c.scale+1)
-			for y := max(y0, 0); y < min(y1, s.rows); y++ {
-				for x := max(x0, 0); x < min(x1, s.cols); x++ {
-					covered[i][y*s.cols+x] = true
+			cover(covered[i], b, p.c.scale, s.cols, s.rows)
+		}
+		// A die without a box is left out where the photo alone shows
+		// it (where dice come to rest near one spot, the median would
+		// hold them).
+		if p.unboxed > 0 {
+			if found := otherDice(findBlobsAlone(p.c), p.c.off, p.boxes); len(found) == p.unboxed {
+				for _, b := range found {
+					cover(covered[i], b, p.c.scale, s.cols, s.rows)
 				}
 			}
 		}
 	}
-	s.ycc = make([]uint8, 3*n)
-	known := make([]bool, n)
-	vals := make([]uint8, 0, len(ps))
-	for px := range n {
-		for ch := range 3 {
-			vals = vals[:0]
-			for i := range ps {
-				if !covered[i][px] {
-					vals = append(vals, data[i][3*px+ch])
-				}
-			}
-			if len(vals) < 5 {
-				break
-			}
-			slices.Sort(vals)
-			s.ycc[3*px+ch] = vals[len(vals)/2]
-			known[px] = true
-		}
-	}
-	fillUnknown(s.ycc, known, s.cols, s.rows)
+	s.median(data, covered)
 	bg, err := s.mat()
 	if err != nil {
 		return nil, rep, err
@@ -230,6 +211,78 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	return s, rep, nil
 }
 
+// otherDice returns the boxes (relative to the photo at off) of the
+// die-like blobs that are not at one of boxes (the labelled dice).
+func otherDice(bs []blob, off image.Point, boxes []image.Rectangle) []image.Rectangle {
+	var out []image.Rectangle
+	for _, b := range bs {
+		box := b.box.Sub(off)
+		if b.dieLike() && !slices.ContainsFunc(boxes, func(l image.Rectangle) bool { return centre(l).In(box) }) {
+			out = append(out, box)
+		}
+	}
+	return out
+}
+
+// LocateAlone finds the boxes of n dice in a photo from the photo alone
+// (no learnt tray), besides the dice at boxed, as Scene.Locate does.
+func LocateAlone(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle {
+	c, err := newColour(img)
+	if err != nil {
+		return nil
+	}
+	defer c.close()
+	found := otherDice(findBlobsAlone(c), c.off, relative(boxed, img.Bounds().Min))
+	if len(found) != n {
+		return nil
+	}
+	for i := range found {
+		found[i] = found[i].Add(img.Bounds().Min)
+	}
+	return found
+}
+
+// cover marks in covered (cols×rows, the coarse scale) the box b of a
+// die (photo pixels relative to the photo) grown by a third each way, so
+// that its shadow and a loose box stay out of the tray.
+func cover(covered []bool, b image.Rectangle, scale float64, cols, rows int) {
+	g := b.Inset(-max(b.Dx(), b.Dy()) / 3)
+	x0, y0 := int(float64(g.Min.X)*scale), int(float64(g.Min.Y)*scale)
+	x1, y1 := int(float64(g.Max.X)*scale+1), int(float64(g.Max.Y)*scale+1)
+	for y := max(y0, 0); y < min(y1, rows); y++ {
+		for x := max(x0, 0); x < min(x1, cols); x++ {
+			covered[y*cols+x] = true
+		}
+	}
+}
+
+// median sets the tray to each pixel's median over the photos (data, at
+// the coarse scale) where it is not covered, and fills the pixels covered
+// in nearly every photo from their neighbours.
+func (s *Scene) median(data [][]uint8, covered [][]bool) {
+	n := s.cols * s.rows
+	s.ycc = make([]uint8, 3*n)
+	known := make([]bool, n)
+	vals := make([]uint8, 0, len(data))
+	for px := range n {
+		for ch := range 3 {
+			vals = vals[:0]
+			for i := range data {
+				if !covered[i][px] {
+					vals = append(vals, data[i][3*px+ch])
+				}
+			}
+			if len(vals) < 5 {
+				break
+			}
+			slices.Sort(vals)
+			s.ycc[3*px+ch] = vals[len(vals)/2]
+			known[px] = true
+		}
+	}
+	fillUnknown(s.ycc, known, s.cols, s.rows)
+}
+
 // matchBlobs counts the labelled boxes a die-like blob stands for (each
 // centre inside the other) and the die-like blobs inside region that
 // stand for none; of those, up to unboxed stand for the labelled dice
@@ -277,19 +330,25 @@ func (s *Scene) Locate(img image.Image, boxed []image.Rectangle, n int) []image.
 		return nil
 	}
 	defer bg.Close()
-	region := s.Region.Add(img.Bounds().Min)
 	var boxes []image.Rectangle
-	for _, b := range findBlobs(c, bg) {
-		if !b.dieLike() || !centre(b.box).In(region) ||
-			slices.ContainsFunc(boxed, func(l image.Rectangle) bool { return centre(l).In(b.box) }) {
-			continue
+	for _, b := range otherDice(findBlobs(c, bg), c.off, relative(boxed, img.Bounds().Min)) {
+		if centre(b).In(s.Region) {
+			boxes = append(boxes, b.Add(img.Bounds().Min))
 		}
-		boxes = append(boxes, b.box)
 	}
 	if len(boxes) != n {
 		return nil
 	}
 	return boxes
+}
+
+// relative returns boxes less the photo's origin.
+func relative(boxes []image.Rectangle, origin image.Point) []image.Rectangle {
+	out := make([]image.Rectangle, len(boxes))
+	for i, b := range boxes {
+		out[i] = b.Sub(origin)
+	}
+	return out
 }
 
 // AddDice widens where dice lie to the boxes of more dice (located ones,

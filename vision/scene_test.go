@@ -378,3 +378,19 @@ func TestSceneShowsOnlyItsView(t *testing.T) {
 		t.Errorf("the scene took %d of 40 photos of its tray and %d of 40 of other trays as its view", same, other)
 	}
 }
+
+// TestLocateAlone: without a learnt tray, enrolment finds a die without a
+// box from the photo alone, and never takes a labelled die for it.
+func TestLocateAlone(t *testing.T) {
+	img, truth := render.MustRender(render.RandomScene(11, []rules.Die{rules.D20}, render.Options{}))
+	got := LocateAlone(img, nil, 1)
+	if len(got) != 1 || !centre(got[0]).In(truth[0].Box) {
+		t.Fatalf("located %v, the die is at %v", got, truth[0].Box)
+	}
+	if got := LocateAlone(img, []image.Rectangle{truth[0].Box}, 1); got != nil {
+		t.Errorf("located %v, the labelled die", got)
+	}
+	if got := LocateAlone(img, nil, 2); got != nil {
+		t.Errorf("located %v as two dice where one lies", got)
+	}
+}
