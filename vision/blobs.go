@@ -31,15 +31,21 @@ func (c *colourImg) close() { c.mat.Close() }
 // pixels across even there.
 const coarseSide = 400
 
-// newColour converts img to YCrCb at the coarse scale. The first step
-// halves the photo while converting (2x2 means), the second is OpenCV's
-// area resize.
-func newColour(img image.Image) (*colourImg, error) {
+// newColour converts img to YCrCb at the coarse scale (at most
+// coarseSide across).
+func newColour(img image.Image) (*colourImg, error) { return newColourSide(img, coarseSide) }
+
+// newColourSide converts img to YCrCb at most side pixels across. The
+// first step halves the photo while converting (2x2 means), the second is
+// OpenCV's area resize.
+func newColourSide(img image.Image, side int) (*colourImg, error) {
 	b := img.Bounds()
 	hw, hh := (b.Dx()+1)/2, (b.Dy()+1)/2
 	buf := make([]uint8, hw*hh*3)
 	if m, ok := img.(*image.RGBA); ok {
 		rgbaHalfYCrCb(buf, m, hw, hh)
+	} else if m, ok := img.(*image.YCbCr); ok && m.SubsampleRatio == image.YCbCrSubsampleRatio420 && b.Min.X%2 == 0 && b.Min.Y%2 == 0 {
+		jpegHalfYCrCb(buf, m, hw, hh)
 	} else {
 		halfYCrCb(buf, hw, hh, b, func(x, y int) (uint8, uint8, uint8) { return pixelYCrCb(img, x, y) })
 	}
@@ -49,7 +55,7 @@ func newColour(img image.Image) (*colourImg, error) {
 	}
 	defer half.Close()
 	c := &colourImg{mat: gocv.NewMat(), off: b.Min}
-	nw, nh := coarseSize(b.Dx(), b.Dy())
+	nw, nh := coarseSizeAt(b.Dx(), b.Dy(), side)
 	if nw == hw && nh == hh {
 		half.CopyTo(&c.mat)
 	} else {
@@ -59,11 +65,11 @@ func newColour(img image.Image) (*colourImg, error) {
 	return c, nil
 }
 
-// coarseSize is the size newColour gives a w×h photo: halved, then at
-// most coarseSide across.
-func coarseSize(w, h int) (int, int) {
+// coarseSizeAt is the size newColourSide gives a w×h photo: halved, then
+// at most side across.
+func coarseSizeAt(w, h, side int) (int, int) {
 	hw, hh := (w+1)/2, (h+1)/2
-	k := min(1, float64(coarseSide)/float64(max(hw, hh)))
+	k := min(1, float64(side)/float64(max(hw, hh)))
 	return max(1, int(float64(hw)*k+0.5)), max(1, int(float64(hh)*k+0.5))
 }
 
@@ -106,6 +112,26 @@ func halfYCrCb(buf []uint8, hw, hh int, b image.Rectangle, sample func(x, y int)
 			}
 			i := 3 * (y*hw + x)
 			buf[i], buf[i+1], buf[i+2] = uint8(s[0]/n), uint8(s[1]/n), uint8(s[2]/n)
+		}
+	}
+}
+
+// jpegHalfYCrCb is halfYCrCb for a 4:2:0 YCbCr photo, as JPEGs decode:
+// each 2x2 block of luma shares one chroma sample, taken as it is.
+func jpegHalfYCrCb(buf []uint8, m *image.YCbCr, hw, hh int) {
+	b := m.Rect
+	for y := 0; y < hh; y++ {
+		y0 := b.Min.Y + 2*y
+		y1 := min(y0+1, b.Max.Y-1)
+		r0 := m.Y[m.YOffset(b.Min.X, y0):]
+		r1 := m.Y[m.YOffset(b.Min.X, y1):]
+		ci := m.COffset(b.Min.X, y0)
+		for x := 0; x < hw; x++ {
+			x0 := 2 * x
+			x1 := min(x0+1, b.Dx()-1)
+			i := 3 * (y*hw + x)
+			buf[i] = uint8((int(r0[x0]) + int(r0[x1]) + int(r1[x0]) + int(r1[x1]) + 2) / 4)
+			buf[i+1], buf[i+2] = m.Cr[ci+x], m.Cb[ci+x]
 		}
 	}
 }
@@ -441,7 +467,10 @@ func maskBlobs(c *colourImg, maskBuf []uint8) []blob {
 	cs := gocv.FindContours(mask, gocv.RetrievalExternal, gocv.ChainApproxSimple)
 	defer cs.Close()
 	side := float64(max(w, h))
-	minArea := math.Pow(side/45, 2)
+	// Nothing narrower than a 45th of a 400-pixel scale is a die, however
+	// fine the scale (a scene learnt at a finer one for small dice keeps
+	// that floor, not one grown with the scale).
+	minArea := math.Pow(min(side, coarseSide)/45, 2)
 	maxArea := math.Pow(side/3, 2)
 	inv := 1 / c.scale
 	var out []blob

@@ -95,7 +95,11 @@ func (r *Reader) needBlobs() bool {
 
 // blobs finds the regions of img that differ from the tray.
 func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
-	c, err := newColour(img)
+	side := coarseSide
+	if inView && r.opts.Background == nil {
+		side = r.scene.side // the scale the tray was learnt at
+	}
+	c, err := newColourSide(img, side)
 	if err != nil {
 		return nil, err
 	}

@@ -26,15 +26,21 @@ type rollerScene struct {
 	spot, sx, sy float64
 }
 
-func newRollerScene(seed uint64) *rollerScene {
+func newRollerScene(seed uint64) *rollerScene { return newRollerSceneSized(seed, 640) }
+
+// newRollerSceneSized is the roller in a photo w pixels wide (4:3): the
+// same cup and floor, a larger frame for the same die.
+func newRollerSceneSized(seed uint64, w int) *rollerScene {
 	r := rand.New(rand.NewPCG(seed, 0x5011e5))
-	s := &rollerScene{tray: woodTexture(r, 640, 480), cx: 320, cy: 250, rx: 260, ry: 175}
-	for y := 0; y < 480; y++ {
-		for x := 0; x < 640; x++ {
+	h := w * 3 / 4
+	k := float64(w) / 640
+	s := &rollerScene{tray: woodTexture(r, w, h), cx: 320 * k, cy: 250 * k, rx: 260 * k, ry: 175 * k}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
 			u, v := (float64(x)-s.cx)/s.rx, (float64(y)-s.cy)/s.ry
 			if d := math.Hypot(u, v); d > 1 {
 				// The cup wall: grey plastic, lit from above.
-				g := uint8(min(255, 90+60*(1-float64(y)/480)+10*math.Sin(d*9)))
+				g := uint8(min(255, 90+60*(1-float64(y)/float64(h))+10*math.Sin(d*9)))
 				o := s.tray.PixOffset(x, y)
 				s.tray.Pix[o], s.tray.Pix[o+1], s.tray.Pix[o+2] = g, g, g+8
 			}
@@ -73,7 +79,9 @@ func (s *rollerScene) photo(sp dieSprite, r *rand.Rand, side float64) (*image.RG
 // (rollerScene) of the burksbuilds d20 to TOWERD_ROLLER_OUT: 1,000 photos
 // in enrol/, 300 in test/ and 1,000 more without boxes in enrol-nobox/,
 // JPEG as a webcam gives them. TOWERD_ROLLER_SPOT=K makes the dice rest
-// within K die sides of one spot, as at the bottom of a chute. It is a tool
+// within K die sides of one spot, as at the bottom of a chute;
+// TOWERD_ROLLER_WIDTH=W draws a W-pixel-wide frame around the same 60 px
+// die; TOWERD_ROLLER_PHOTOS=N enrols N photos (and reads 0.3 N). It is a tool
 // for measuring `towerd enroll` and `towerd eval` on a roller like the one
 // the kept-back check uses, not a test run by make test.
 func TestWriteRollerProxy(t *testing.T) {
@@ -93,18 +101,25 @@ func TestWriteRollerProxy(t *testing.T) {
 			}
 		}
 	}
-	scene := newRollerScene(1)
+	width, photos := 640, 1000
+	if v := os.Getenv("TOWERD_ROLLER_WIDTH"); v != "" {
+		fmt.Sscan(v, &width)
+	}
+	if v := os.Getenv("TOWERD_ROLLER_PHOTOS"); v != "" {
+		fmt.Sscan(v, &photos)
+	}
+	scene := newRollerSceneSized(1, width)
 	if v := os.Getenv("TOWERD_ROLLER_SPOT"); v != "" {
 		// Dice rest near one spot, low on the floor.
 		fmt.Sscan(v, &scene.spot)
-		scene.sx, scene.sy = 320, 340
+		scene.sx, scene.sy = scene.cx, scene.cy+90*float64(width)/640
 	}
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, part := range []struct {
 		dir    string
 		photos int
 		boxes  bool
-	}{{"enrol", 1000, true}, {"test", 300, true}, {"enrol-nobox", 1000, false}} {
+	}{{"enrol", photos, true}, {"test", photos * 3 / 10, true}, {"enrol-nobox", photos, false}} {
 		dir := filepath.Join(out, part.dir)
 		if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 type Scene struct {
 	Width, Height int               // the photos' size
 	Region        image.Rectangle   // where dice lay, grown by half a die
+	side          int               // the coarse scale's longest side (newColourSide)
 	cols, rows    int               // the coarse scale blobs are found at
 	ycc           []uint8           // the empty tray there, YCrCb
 	dice          []image.Rectangle // the boxes Region was made from (enrolment only)
@@ -73,12 +74,20 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		}
 	}()
 	sizes := map[image.Point]int{}
+	dieSide := labelledSide(set)
+	if dieSide == 0 {
+		dieSide = aloneSide(set, files, decode)
+	}
+	side := coarseSide
 	for _, f := range files {
 		img, err := decode(set.Path(f))
 		if err != nil {
 			continue // enrolment reports unreadable photos itself
 		}
-		c, err := newColour(img)
+		if len(ps) == 0 {
+			side = sceneSide(img.Bounds().Size(), dieSide)
+		}
+		c, err := newColourSide(img, side)
 		if err != nil {
 			return nil, rep, fmt.Errorf("vision: learn scene: %s: %w", f, err)
 		}
@@ -119,7 +128,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	}
 	ps = kept
 	rep.Photos = len(ps)
-	s := &Scene{Width: size.X, Height: size.Y, cols: ps[0].c.mat.Cols(), rows: ps[0].c.mat.Rows()}
+	s := &Scene{Width: size.X, Height: size.Y, side: side, cols: ps[0].c.mat.Cols(), rows: ps[0].c.mat.Rows()}
 	n := s.cols * s.rows
 	covered := make([][]bool, len(ps))
 	data := make([][]uint8, len(ps))
@@ -209,6 +218,79 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		return nil, rep, nil
 	}
 	return s, rep, nil
+}
+
+// labelledSide is the median side of the set's labelled boxes (0 when no
+// row gives a box).
+func labelledSide(set *dataset.Set) int {
+	var sides []int
+	for _, ls := range set.Labels {
+		for _, l := range ls {
+			if l.HasBox {
+				sides = append(sides, max(l.Box.Dx(), l.Box.Dy()))
+			}
+		}
+	}
+	if len(sides) == 0 {
+		return 0
+	}
+	slices.Sort(sides)
+	return sides[len(sides)/2]
+}
+
+// aloneSide guesses the dice's size when no row gives a box: the median
+// side of the one die-like region each of up to 20 photos of one die
+// shows alone at the finest scale (0 when none does).
+func aloneSide(set *dataset.Set, files []string, decode func(string) (image.Image, error)) int {
+	var sides []int
+	for _, f := range files[:min(len(files), 20)] {
+		if len(set.Labels[f]) != 1 {
+			continue
+		}
+		img, err := decode(set.Path(f))
+		if err != nil {
+			continue
+		}
+		c, err := newColourSide(img, max(img.Bounds().Dx(), img.Bounds().Dy()))
+		if err != nil {
+			continue
+		}
+		found := otherDice(findBlobsAlone(c), c.off, nil)
+		c.close()
+		if len(found) == 1 {
+			sides = append(sides, max(found[0].Dx(), found[0].Dy()))
+		}
+	}
+	if len(sides) == 0 {
+		return 0
+	}
+	slices.Sort(sides)
+	return sides[len(sides)/2]
+}
+
+// sceneSide is the coarse scale a scene of photos of size sz is learnt
+// and read at: coarseSide, or more when its dice (dieSide pixels across,
+// 0 unknown) would be fewer than sceneDiePx across there, as a 60 px die
+// in a 1920 px frame is.
+func sceneSide(sz image.Point, dieSide int) int {
+	long := max(sz.X, sz.Y)
+	if dieSide <= 0 {
+		return coarseSide
+	}
+	return min(max(coarseSide, long*sceneDiePx/dieSide), (long+1)/2)
+}
+
+// sceneDiePx is how many coarse pixels across a die should be for the
+// blob detector to find it well.
+const sceneDiePx = 30
+
+// sideOr is a stored coarse side, or coarseSide for a scene stored before
+// sides were (0).
+func sideOr(side int) int {
+	if side == 0 {
+		return coarseSide
+	}
+	return side
 }
 
 // otherDice returns the boxes (relative to the photo at off) of the
@@ -320,7 +402,7 @@ func (s *Scene) Locate(img image.Image, boxed []image.Rectangle, n int) []image.
 	if !s.shows(img) {
 		return nil
 	}
-	c, err := newColour(img)
+	c, err := newColourSide(img, s.side)
 	if err != nil {
 		return nil
 	}
@@ -524,7 +606,8 @@ const (
 type sceneFile struct {
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
-	Region [4]int `json:"region"` // x0, y0, x1, y1
+	Region [4]int `json:"region"`         // x0, y0, x1, y1
+	Side   int    `json:"side,omitempty"` // the coarse scale's longest side; 0: 400
 	Cols   int    `json:"cols"`
 	Rows   int    `json:"rows"`
 	YCrCb  []byte `json:"ycrcb"` // rows × cols × 3
@@ -533,7 +616,7 @@ type sceneFile struct {
 // MarshalJSON encodes the scene for a model file.
 func (s *Scene) MarshalJSON() ([]byte, error) {
 	r := s.Region
-	return json.Marshal(sceneFile{s.Width, s.Height, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, s.cols, s.rows, s.ycc})
+	return json.Marshal(sceneFile{s.Width, s.Height, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, s.side, s.cols, s.rows, s.ycc})
 }
 
 // UnmarshalJSON decodes and checks a scene from a model file.
@@ -545,7 +628,12 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 	switch {
 	case f.Width < 1 || f.Height < 1 || f.Width > 1<<15 || f.Height > 1<<15:
 		return fmt.Errorf("vision: scene: photo size %dx%d", f.Width, f.Height)
-	case func() bool { w, h := coarseSize(f.Width, f.Height); return f.Cols != w || f.Rows != h }():
+	case f.Side < 0 || f.Side > 1<<15:
+		return fmt.Errorf("vision: scene: coarse side %d", f.Side)
+	case func() bool {
+		w, h := coarseSizeAt(f.Width, f.Height, sideOr(f.Side))
+		return f.Cols != w || f.Rows != h
+	}():
 		return fmt.Errorf("vision: scene: coarse size %dx%d does not fit %dx%d photos", f.Cols, f.Rows, f.Width, f.Height)
 	case len(f.YCrCb) != 3*f.Cols*f.Rows:
 		return fmt.Errorf("vision: scene: %d bytes of tray, want %d", len(f.YCrCb), 3*f.Cols*f.Rows)
@@ -554,6 +642,6 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 	if r.Empty() || !r.In(image.Rect(0, 0, f.Width, f.Height)) {
 		return errors.New("vision: scene: region outside the photo")
 	}
-	*s = Scene{Width: f.Width, Height: f.Height, Region: r, cols: f.Cols, rows: f.Rows, ycc: f.YCrCb}
+	*s = Scene{Width: f.Width, Height: f.Height, Region: r, side: sideOr(f.Side), cols: f.Cols, rows: f.Rows, ycc: f.YCrCb}
 	return nil
 }

@@ -45,13 +45,18 @@ func hexSprite() dieSprite {
 // rollerSet makes n photos of one die in scene, in memory: a dataset and
 // the decode that returns its photos.
 func rollerSet(scene *rollerScene, n int, seed uint64) (*dataset.Set, func(string) (image.Image, error)) {
+	return rollerSetSized(scene, n, seed, 50)
+}
+
+// rollerSetSized is rollerSet with dice side pixels across.
+func rollerSetSized(scene *rollerScene, n int, seed uint64, side float64) (*dataset.Set, func(string) (image.Image, error)) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	sp := hexSprite()
 	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
 	photos := map[string]image.Image{}
 	for i := range n {
 		f := fmt.Sprintf("p%03d.png", i)
-		img, box := scene.photo(sp, r, 50)
+		img, box := scene.photo(sp, r, side)
 		set.Files = append(set.Files, f)
 		set.Labels[f] = []dataset.Label{{File: f, Die: "d20", Face: 11, Box: box, HasBox: true}}
 		photos[set.Path(f)] = img
@@ -392,5 +397,46 @@ func TestLocateAlone(t *testing.T) {
 	}
 	if got := LocateAlone(img, nil, 2); got != nil {
 		t.Errorf("located %v as two dice where one lies", got)
+	}
+}
+
+// TestJPEGHalfYCrCb: the 4:2:0 fast path halves a JPEG-like photo as the
+// pixel-by-pixel path does (luma rounded, not truncated: within one).
+func TestJPEGHalfYCrCb(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	m := image.NewYCbCr(image.Rect(0, 0, 37, 22), image.YCbCrSubsampleRatio420)
+	for i := range m.Y {
+		m.Y[i] = uint8(r.IntN(256))
+	}
+	for i := range m.Cb {
+		m.Cb[i], m.Cr[i] = uint8(r.IntN(256)), uint8(r.IntN(256))
+	}
+	hw, hh := 19, 11
+	fast, slow := make([]uint8, hw*hh*3), make([]uint8, hw*hh*3)
+	jpegHalfYCrCb(fast, m, hw, hh)
+	halfYCrCb(slow, hw, hh, m.Rect, func(x, y int) (uint8, uint8, uint8) { return pixelYCrCb(m, x, y) })
+	for i := range fast {
+		if d := int(fast[i]) - int(slow[i]); d < -1 || d > 1 {
+			t.Fatalf("byte %d (pixel %d channel %d): fast %d, pixel by pixel %d", i, i/3, i%3, fast[i], slow[i])
+		}
+	}
+}
+
+// TestLearnSceneSmallDice: dice small in a large frame (40 px in 960)
+// are learnt and read at a finer scale than 400 pixels, where they would
+// be 17 px across.
+func TestLearnSceneSmallDice(t *testing.T) {
+	set, decode := rollerSetSized(newRollerSceneSized(1, 960), 20, 8, 40)
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v %+v", err, rep)
+	}
+	if s.side <= coarseSide || rep.FoundScene != 20 {
+		t.Errorf("scale %d, found %d of 20 dice; want a finer scale than %d and every die", s.side, rep.FoundScene, coarseSide)
+	}
+	b, _ := json.Marshal(s)
+	var back Scene
+	if err := json.Unmarshal(b, &back); err != nil || back.side != s.side || back.cols != s.cols {
+		t.Errorf("the scale did not survive the model file: %v, side %d", err, back.side)
 	}
 }
