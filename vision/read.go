@@ -136,7 +136,7 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 // whose top one is must be read as a d6 of that many pips, else its face
 // is unread (and its kind, unless d6).
 func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []witness) []Die {
-	var leaning []image.Rectangle
+	var leaning, leaningOnes []image.Rectangle
 	if r.modelReadsD6() {
 		// The model reads the set's d6: what the pip counter found is not
 		// to be counted (on burksbuilds photos, with numbered d6, it found
@@ -145,6 +145,9 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 		for _, d := range dice {
 			if d.Cocked && r.opts.TopDown {
 				leaning = append(leaning, d.Box)
+				if d.pips == 1 {
+					leaningOnes = append(leaningOnes, d.Box)
+				}
 			}
 		}
 		dice = nil
@@ -214,6 +217,14 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 					d.Face = intp(f)
 				}
 			}
+		}
+		if d.Kind == "d6" && d.Face != nil && *d.Face == 1 &&
+			slices.ContainsFunc(leaningOnes, func(f image.Rectangle) bool { return centre(f).In(b.box) }) {
+			// The model reads a 1 whose one pip the pip counter sees
+			// foreshortened: the die leans. (A lone pip's face box is a
+			// guess from the pip, often too small for leansIn; a round
+			// mark on another kind of die is no 1 the model reads.)
+			d.Cocked, d.Face = true, nil
 		}
 		if n, ok := witnessOn(witnesses, b.box); ok && !(d.Kind == "d6" && d.Face != nil && *d.Face == n) {
 			// The pips say a d6 showing n; the model says otherwise, or

@@ -233,3 +233,26 @@ func TestMergeBlobsDropsSlivers(t *testing.T) {
 		t.Fatalf("got %+v, want the d6 2 with its face's box", got)
 	}
 }
+
+// TestMergeBlobsLeaningOne: under a camera looking down, a die the model
+// reads as a d6 showing 1 whose pip the pip counter sees foreshortened is
+// cocked, however small the lone pip's face box; a die the model reads as
+// another kind is not made cocked by such a mark.
+func TestMergeBlobsLeaningOne(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	b := blob{box: image.Rect(50, 50, 134, 134), solid: 0.95, aspect: 1.05, corners: 4}
+	lean := []Die{{Kind: "d6", Confidence: 0.5, Cocked: true, Box: image.Rect(80, 80, 100, 104), pips: 1}}
+	for _, c := range []struct {
+		model      fixedClassifier
+		wantCocked bool
+	}{{fixedClassifier{"d6", 1, 0.99}, true}, {fixedClassifier{"d20", 7, 0.99}, false}} {
+		r, err := NewReader(Options{Model: kindsClassifier{c.model, []string{"d6", "d20"}}, TopDown: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.mergeBlobs(img, lean, []blob{b}, nil)
+		if len(got) != 1 || got[0].Cocked != c.wantCocked || (got[0].Face == nil) != c.wantCocked {
+			t.Errorf("model reads %s %d: got %+v, want cocked %v", c.model.die, c.model.face, got, c.wantCocked)
+		}
+	}
+}
