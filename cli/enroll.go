@@ -56,6 +56,15 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	if set.Unboxed() > 0 {
 		loc = &locator{scene: scene}
 		dopts.Locate = loc.locate
+		if scene == nil {
+			// Without a learnt tray, dice are located in each photo alone
+			// unless the photos are close-ups of one die, which no region
+			// detector separates from the photo: those are taken whole.
+			if tried, located := vision.ProbeLocateAlone(set, decodeImage); tried > 0 && 2*located < tried {
+				fmt.Fprintf(env.Stdout, "dice without a box: found alone in %d of %d photos tried; taking each such photo whole, as a close-up of its die\n", located, tried)
+				loc, dopts.Locate = nil, nil
+			}
+		}
 	}
 	samples, err := numeral.LoadDataset(fs.Arg(0), dopts)
 	if err != nil {

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,5 +201,36 @@ func TestEnrollLocatesUnboxedDice(t *testing.T) {
 	}
 	if !strings.Contains(out, "trained: 24 die crops, ") {
 		t.Errorf("enroll should train on the 24 located dice: %s", out)
+	}
+}
+
+// TestEnrollCloseUpsWithoutBoxes: close-ups of one die (the die fills the
+// photo) without boxes are taken whole, as before dice were located.
+func TestEnrollCloseUpsWithoutBoxes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csv := "file,die,face,x,y,w,h\n"
+	for i := range 6 {
+		img, _ := render.MustRender(render.Scene{Width: 120, Height: 120, Tray: image.Rect(0, 0, 120, 120), Seed: uint64(i),
+			Dice: []render.Die{{Kind: rules.D8, Face: 1 + i, X: 60, Y: 60, Size: 104, Angle: float64(i)}}})
+		name := fmt.Sprintf("images/close-%d.png", i)
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		csv += fmt.Sprintf("%s,d8,%d,,,,\n", name, 1+i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "labels.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", filepath.Join(t.TempDir(), "m"), dir)
+	if code != 0 || !strings.Contains(out, "taking each such photo whole") || !strings.Contains(out, "trained: 6 die crops") {
+		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
 	}
 }

@@ -32,7 +32,7 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
 		}
-		witnesses = pipWitnesses(g, pds)
+		witnesses = pipWitnesses(g, pds, false)
 	case r.allows("d6"):
 		pds, _ := readPips(g)
 		if r.opts.TopDown {
@@ -46,7 +46,7 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		// for, but a face of several pips still leaves its die unread:
 		// the model was never shown a pip d6.
 		pds, _ := readPips(g)
-		witnesses = pipWitnesses(g, pds)
+		witnesses = pipWitnesses(g, pds, true)
 	}
 	if img != nil && r.needBlobs() {
 		bs, err := r.blobs(img, inView)
@@ -97,7 +97,7 @@ func (r *Reader) needBlobs() bool {
 func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 	side := coarseSide
 	if inView && r.opts.Background == nil {
-		side = r.scene.side // the scale the tray was learnt at
+		side = sideOr(r.scene.side) // the scale the tray was learnt at
 	}
 	c, err := newColourSide(img, side)
 	if err != nil {
@@ -224,13 +224,13 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			// foreshortened: the die leans. (A lone pip's face box is a
 			// guess from the pip, often too small for leansIn; a round
 			// mark on another kind of die is no 1 the model reads.)
-			d.Cocked, d.Face = true, nil
+			d.Cocked, d.Face, d.Confidence = true, nil, min(d.Confidence, 0.5)
 		}
 		if n, ok := witnessOn(witnesses, b.box); ok && !(d.Kind == "d6" && d.Face != nil && *d.Face == n) {
 			// The pips say a d6 showing n; the model says otherwise, or
 			// is unsure, or was never shown a pip d6 (a rendered 6 with
 			// white pips on red was read "d6 2" at 0.94).
-			d.Face = nil
+			d.Face, d.Confidence = nil, min(d.Confidence, 0.5)
 			if d.Kind != "d6" {
 				d.Kind, d.Confidence = "", 0
 			}
@@ -282,28 +282,38 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 
 // witness is a pip face of two or more pips, in photo pixels.
 type witness struct {
-	box image.Rectangle
-	n   int
+	box   image.Rectangle
+	n     int
+	share float64 // the least share of a die's box it must take to count
 }
 
 // pipWitnesses are the faces of two or more pips among pds, not in doubt.
-func pipWitnesses(g *grayImg, pds []pipDie) []witness {
+//
+// A guard (guard set: no d6 is looked for, the model never saw one)
+// counts every such face, doubtful or cocked too, from a quarter of the
+// die's box: it can only leave a die unread. Against a model that reads
+// d6, the face must be sure and most of the die's top (witnessShare).
+func pipWitnesses(g *grayImg, pds []pipDie, guard bool) []witness {
 	var ws []witness
 	for _, pd := range pds {
-		if pd.f.n >= 2 && !pd.null {
-			ws = append(ws, witness{g.toPhoto(pd.f.box()), pd.f.n})
+		if pd.f.n >= 2 && (guard || !pd.null) {
+			share := witnessShare
+			if guard {
+				share = 0.25
+			}
+			ws = append(ws, witness{g.toPhoto(pd.f.box()), pd.f.n, share})
 		}
 	}
 	return ws
 }
 
 // witnessOn returns the pips of a witness that is the top of the die in
-// box: its centre inside, and its box at least witnessShare of the die's
+// box: its centre inside, and its box at least its share of the die's
 // (a d6's top is most of it; the pip-like marks of a d12's small
 // numerals make a "face" far smaller).
 func witnessOn(ws []witness, box image.Rectangle) (int, bool) {
 	for _, w := range ws {
-		if centre(w.box).In(box) && float64(w.box.Dx()*w.box.Dy()) >= witnessShare*float64(box.Dx()*box.Dy()) {
+		if centre(w.box).In(box) && float64(w.box.Dx()*w.box.Dy()) >= w.share*float64(box.Dx()*box.Dy()) {
 			return w.n, true
 		}
 	}

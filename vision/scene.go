@@ -62,6 +62,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		files = picked
 	}
 	type photo struct {
+		file    string
 		c       *colourImg
 		size    image.Point
 		boxes   []image.Rectangle
@@ -104,7 +105,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 				unboxed++
 			}
 		}
-		ps = append(ps, photo{c, sz, boxes, unboxed})
+		ps = append(ps, photo{f, c, sz, boxes, unboxed})
 	}
 	var size image.Point
 	for sz, n := range sizes {
@@ -128,6 +129,23 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	}
 	ps = kept
 	rep.Photos = len(ps)
+	if want := sceneSide(size, dieSide); want != side {
+		// The scale was chosen from the first photo, of another size:
+		// convert the photos of the common size again at theirs.
+		side = want
+		for i := range ps {
+			img, err := decode(set.Path(ps[i].file))
+			if err != nil {
+				return nil, rep, fmt.Errorf("vision: learn scene: %s: %w", ps[i].file, err)
+			}
+			c, err := newColourSide(img, side)
+			if err != nil {
+				return nil, rep, fmt.Errorf("vision: learn scene: %s: %w", ps[i].file, err)
+			}
+			ps[i].c.close()
+			ps[i].c = c
+		}
+	}
 	s := &Scene{Width: size.X, Height: size.Y, side: side, cols: ps[0].c.mat.Cols(), rows: ps[0].c.mat.Rows()}
 	n := s.cols * s.rows
 	covered := make([][]bool, len(ps))
@@ -324,6 +342,33 @@ func LocateAlone(img image.Image, boxed []image.Rectangle, n int) []image.Rectan
 	return found
 }
 
+// ProbeLocateAlone tries LocateAlone on up to 20 photos of the set whose
+// dice have no boxes (and are alike), for enrolment to tell photos of a
+// tray, where dice can be located, from close-ups of one die, which are
+// best taken whole. It returns how many photos it tried and located.
+func ProbeLocateAlone(set *dataset.Set, decode func(string) (image.Image, error)) (tried, located int) {
+	for _, f := range set.Files {
+		if tried == 20 {
+			break
+		}
+		ls := set.Labels[f]
+		if len(ls) == 0 || slices.ContainsFunc(ls, func(l dataset.Label) bool {
+			return l.HasBox || l.Die != ls[0].Die || l.Face != ls[0].Face
+		}) {
+			continue
+		}
+		img, err := decode(set.Path(f))
+		if err != nil {
+			continue
+		}
+		tried++
+		if LocateAlone(img, nil, len(ls)) != nil {
+			located++
+		}
+	}
+	return tried, located
+}
+
 // cover marks in covered (cols×rows, the coarse scale) the box b of a
 // die (photo pixels relative to the photo) grown by a third each way, so
 // that its shadow and a loose box stay out of the tray.
@@ -402,7 +447,7 @@ func (s *Scene) Locate(img image.Image, boxed []image.Rectangle, n int) []image.
 	if !s.shows(img) {
 		return nil
 	}
-	c, err := newColourSide(img, s.side)
+	c, err := newColourSide(img, sideOr(s.side))
 	if err != nil {
 		return nil
 	}

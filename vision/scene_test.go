@@ -440,3 +440,24 @@ func TestLearnSceneSmallDice(t *testing.T) {
 		t.Errorf("the scale did not survive the model file: %v, side %d", err, back.side)
 	}
 }
+
+// TestLearnSceneScaleFromCommonSize: a stray photo of another size first
+// in the set does not set the scale the scene is learnt at.
+func TestLearnSceneScaleFromCommonSize(t *testing.T) {
+	set, decode := rollerSetSized(newRollerSceneSized(1, 960), 20, 8, 40)
+	stray := "a-stray.png"
+	set.Files = append([]string{stray}, set.Files...)
+	set.Labels[stray] = []dataset.Label{{File: stray, Die: "d20", Face: 11, Box: image.Rect(10, 10, 50, 50), HasBox: true}}
+	s, rep, err := LearnScene(set, func(p string) (image.Image, error) {
+		if filepath.Base(p) == stray {
+			return image.NewRGBA(image.Rect(0, 0, 320, 240)), nil
+		}
+		return decode(p)
+	})
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v %+v", err, rep)
+	}
+	if want := sceneSide(image.Pt(960, 720), 40); s.side != want || rep.FoundScene != 20 {
+		t.Errorf("scale %d (want %d), found %d of 20 dice", s.side, want, rep.FoundScene)
+	}
+}
