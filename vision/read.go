@@ -20,19 +20,6 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	// marks make them).
 	var witnesses []witness
 	switch {
-	case r.allows("d6") && r.modelReadsD6():
-		// The model reads the set's d6 (mergeBlobs drops what the pip
-		// counter found), but it cannot see a lean (under a camera
-		// looking down, a foreshortened pip face marks its die cocked),
-		// and a pip face it reads otherwise makes the face unread.
-		pds, _ := readPips(g)
-		if r.opts.TopDown {
-			markLeaning(pds)
-		}
-		for _, pd := range pds {
-			out = append(out, r.pipDie(g, pd))
-		}
-		witnesses = pipWitnesses(g, pds, false)
 	case r.allows("d6"):
 		pds, _ := readPips(g)
 		if r.opts.TopDown {
@@ -40,6 +27,14 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		}
 		for _, pd := range pds {
 			out = append(out, r.pipDie(g, pd))
+		}
+		if r.modelReadsD6() {
+			// The model reads the set's d6 (mergeBlobs drops what the pip
+			// counter found), but it cannot see a lean (under a camera
+			// looking down, a foreshortened pip face marks its die
+			// cocked), and a pip face it reads otherwise makes the face
+			// unread.
+			witnesses = pipWitnesses(g, pds, false)
 		}
 	case r.pipGuard:
 		// In the view of a set enrolled without d6 no pip die is looked

@@ -196,11 +196,17 @@ func (r *Reader) Read(img image.Image) ([]Die, error) {
 	if img == nil || img.Bounds().Empty() {
 		return nil, errors.New("vision: empty image")
 	}
+	return r.readPhoto(img, func() (*grayImg, error) { return newGray(img) })
+}
+
+// readPhoto reads img with the reader for it (forPhoto), making the grey
+// image by gray only when the pip counter runs.
+func (r *Reader) readPhoto(img image.Image, gray func() (*grayImg, error)) ([]Die, error) {
 	r, inView := r.forPhoto(img)
 	var g *grayImg
 	if r.needsPips() {
 		var err error
-		if g, err = newGray(img); err != nil {
+		if g, err = gray(); err != nil {
 			return nil, err
 		}
 		defer g.close()
@@ -240,16 +246,7 @@ func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
 			return nil, fmt.Errorf("vision: frame to image: %w", err)
 		}
 	}
-	r, inView := r.forPhoto(img)
-	var g *grayImg
-	if r.needsPips() {
-		var err error
-		if g, err = grayFromMat(m); err != nil {
-			return nil, err
-		}
-		defer g.close()
-	}
-	return r.read(img, g, inView)
+	return r.readPhoto(img, func() (*grayImg, error) { return grayFromMat(m) })
 }
 
 // intp returns a pointer to n.
