@@ -24,6 +24,7 @@ type Scene struct {
 	cols, rows    int               // the coarse scale blobs are found at
 	ycc           []uint8           // the empty tray there, YCrCb
 	dice          []image.Rectangle // the boxes Region was made from (enrolment only)
+	layout        []bool            // shows' grid points unlike the tray's main colour (setLayout)
 }
 
 // SceneReport says what LearnScene found, for enrolment's output.
@@ -408,6 +409,7 @@ func (s *Scene) median(data [][]uint8, covered [][]bool) {
 		}
 	}
 	fillUnknown(s.ycc, known, s.cols, s.rows)
+	s.setLayout()
 }
 
 // matchBlobs counts the labelled boxes a die-like blob stands for (each
@@ -597,28 +599,14 @@ func (s *Scene) shows(img image.Image) bool {
 		return false
 	}
 	l := fitLight(n, func(i int) ([]uint8, []uint8) { return pts[i].px[:], s.ycc[pts[i].i : pts[i].i+3] })
-	// The layout must match too: the points where the learnt tray is
-	// unlike its most common colour (walls, rails, the cup's rim, a
-	// grain) are where another tray of a like felt differs.
-	var ref [3]int
-	for ch := range 3 {
-		vals := make([]int, 0, n)
-		for _, p := range pts {
-			vals = append(vals, int(s.ycc[p.i+ch]))
-		}
-		slices.Sort(vals)
-		ref[ch] = vals[n/2]
-	}
 	same, marked, markedSame := 0, 0, 0
-	for _, p := range pts {
-		t := s.ycc[p.i : p.i+3]
-		d0, dc := l.residual(p.px[:], t)
+	for k, p := range pts {
+		d0, dc := l.residual(p.px[:], s.ycc[p.i:p.i+3])
 		ok := d0 < sceneLumaTol && dc < sceneChromaTol
 		if ok {
 			same++
 		}
-
-		if abs(int(t[0])-ref[0]) >= blobThreshold || 3*max(abs(int(t[1])-ref[1]), abs(int(t[2])-ref[2])) >= 2*blobThreshold {
+		if s.layout[k] {
 			marked++
 			if ok {
 				markedSame++
@@ -629,6 +617,36 @@ func (s *Scene) shows(img image.Image) bool {
 		return false
 	}
 	return float64(same) >= sceneShows*float64(n)
+}
+
+// setLayout marks the points of shows' grid where the learnt tray is
+// unlike its most common colour (walls, rails, the cup's rim, a grain):
+// where another tray of a like felt differs, so the layout must match
+// there too. It depends on the tray alone, so it is made once.
+func (s *Scene) setLayout() {
+	var idx []int
+	for cy := 2; cy < s.rows; cy += sceneGrid {
+		for cx := 2; cx < s.cols; cx += sceneGrid {
+			idx = append(idx, 3*(cy*s.cols+cx))
+		}
+	}
+	s.layout = make([]bool, len(idx))
+	if len(idx) == 0 {
+		return
+	}
+	var ref [3]int
+	for ch := range 3 {
+		vals := make([]int, 0, len(idx))
+		for _, i := range idx {
+			vals = append(vals, int(s.ycc[i+ch]))
+		}
+		slices.Sort(vals)
+		ref[ch] = vals[len(vals)/2]
+	}
+	for k, i := range idx {
+		t := s.ycc[i : i+3]
+		s.layout[k] = abs(int(t[0])-ref[0]) >= blobThreshold || 3*max(abs(int(t[1])-ref[1]), abs(int(t[2])-ref[2])) >= 2*blobThreshold
+	}
 }
 
 // sceneGrid is the step, in coarse pixels, of the grid shows compares;
@@ -688,5 +706,6 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 		return errors.New("vision: scene: region outside the photo")
 	}
 	*s = Scene{Width: f.Width, Height: f.Height, Region: r, side: sideOr(f.Side), cols: f.Cols, rows: f.Rows, ycc: f.YCrCb}
+	s.setLayout()
 	return nil
 }
