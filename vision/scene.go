@@ -76,7 +76,8 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		}
 	}()
 	sizes := map[image.Point]int{}
-	dieSide := labelledSide(set)
+	labelled := labelledBoxes(set)
+	dieSide := medianSide(labelled)
 	if dieSide == 0 {
 		dieSide = aloneSide(set, files, decode)
 	}
@@ -212,13 +213,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// Where dice lay: every labelled box, not only the photos looked at
 	// (the set's photos are taken to be of one size, as those looked at
 	// are, nine in ten).
-	for _, f := range set.Files {
-		for _, l := range set.Labels[f] {
-			if l.HasBox {
-				s.dice = append(s.dice, l.Box)
-			}
-		}
-	}
+	s.dice = labelled
 	s.setRegion(s.dice)
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
@@ -239,19 +234,27 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	return s, rep, nil
 }
 
-// labelledSide is the median side of the set's labelled boxes (0 when no
-// row gives a box).
-func labelledSide(set *dataset.Set) int {
-	var sides []int
-	for _, ls := range set.Labels {
-		for _, l := range ls {
+// labelledBoxes are the boxes the set's rows give.
+func labelledBoxes(set *dataset.Set) []image.Rectangle {
+	var boxes []image.Rectangle
+	for _, f := range set.Files {
+		for _, l := range set.Labels[f] {
 			if l.HasBox {
-				sides = append(sides, max(l.Box.Dx(), l.Box.Dy()))
+				boxes = append(boxes, l.Box)
 			}
 		}
 	}
-	if len(sides) == 0 {
+	return boxes
+}
+
+// medianSide is the median of the boxes' longer sides (0 for none).
+func medianSide(boxes []image.Rectangle) int {
+	if len(boxes) == 0 {
 		return 0
+	}
+	sides := make([]int, 0, len(boxes))
+	for _, b := range boxes {
+		sides = append(sides, max(b.Dx(), b.Dy()))
 	}
 	slices.Sort(sides)
 	return sides[len(sides)/2]
@@ -261,7 +264,7 @@ func labelledSide(set *dataset.Set) int {
 // side of the one die-like region each of up to 20 photos of one die
 // shows alone at the finest scale (0 when none does).
 func aloneSide(set *dataset.Set, files []string, decode func(string) (image.Image, error)) int {
-	var sides []int
+	var dice []image.Rectangle
 	for _, f := range files[:min(len(files), 20)] {
 		if len(set.Labels[f]) != 1 {
 			continue
@@ -277,14 +280,10 @@ func aloneSide(set *dataset.Set, files []string, decode func(string) (image.Imag
 		found := otherDice(findBlobsAlone(c), c.off, nil)
 		c.close()
 		if len(found) == 1 {
-			sides = append(sides, max(found[0].Dx(), found[0].Dy()))
+			dice = append(dice, found[0])
 		}
 	}
-	if len(sides) == 0 {
-		return 0
-	}
-	slices.Sort(sides)
-	return sides[len(sides)/2]
+	return medianSide(dice)
 }
 
 // sceneSide is the coarse scale a scene of photos of size sz is learnt
@@ -496,13 +495,10 @@ func (s *Scene) setRegion(boxes []image.Rectangle) {
 		return
 	}
 	var r image.Rectangle
-	sides := make([]int, 0, len(boxes))
 	for _, b := range boxes {
 		r = r.Union(b)
-		sides = append(sides, max(b.Dx(), b.Dy()))
 	}
-	slices.Sort(sides)
-	s.Region = r.Inset(-sides[len(sides)/2] / 2).Intersect(image.Rect(0, 0, s.Width, s.Height))
+	s.Region = r.Inset(-medianSide(boxes) / 2).Intersect(image.Rect(0, 0, s.Width, s.Height))
 }
 
 // fillUnknown gives every pixel not known (covered by a die in nearly
