@@ -219,13 +219,14 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			// foreshortened: the die leans. (A lone pip's face box is a
 			// guess from the pip, often too small for leansIn; a round
 			// mark on another kind of die is no 1 the model reads.)
-			d.Cocked, d.Face, d.Confidence = true, nil, min(d.Confidence, 0.5)
+			d.Cocked = true
+			d.unread()
 		}
 		if n, ok := witnessOn(witnesses, b.box); ok && !(d.Kind == "d6" && d.Face != nil && *d.Face == n) {
 			// The pips say a d6 showing n; the model says otherwise, or
 			// is unsure, or was never shown a pip d6 (a rendered 6 with
 			// white pips on red was read "d6 2" at 0.94).
-			d.Face, d.Confidence = nil, min(d.Confidence, 0.5)
+			d.unread()
 			if d.Kind != "d6" {
 				d.Kind, d.Confidence = "", 0
 			}
@@ -264,8 +265,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			if d.pips <= 1 {
 				dropped[i] = true
 			}
-			out[i].Face = nil
-			out[i].Confidence = min(d.Confidence, 0.5)
+			out[i].unread()
 			d = out[i]
 		}
 		if i >= len(dropped) || !dropped[i] {
@@ -377,7 +377,14 @@ func (r *Reader) pipDie(g *grayImg, pd pipDie) Die {
 		d.Face = intp(pd.f.n)
 	}
 	if pd.null {
-		d.Confidence = math.Min(d.Confidence, 0.5)
+		d.unread()
 	}
 	return d
+}
+
+// unread leaves d's face unread: no face, and a confidence of at most a
+// half, whatever made it doubtful.
+func (d *Die) unread() {
+	d.Face = nil
+	d.Confidence = min(d.Confidence, 0.5)
 }
