@@ -195,23 +195,41 @@ func faceHypotheses(ps []pip) []face {
 					}
 					idx := make([]int, n)
 					idx[0], idx[b] = i, j
+					// Pips found so far, in pattern units from pat[0] and
+					// whitened pixels from i. Once three that are not in
+					// a line are found, the rest are predicted by the affine
+					// map through them: pips that are not quite round do not
+					// undo a face's slant in the whitened frame, and the
+					// similarity's error grows with the distance from i (a 6
+					// seen sheared by 13° lost its far corner).
+					us := [][2]float64{{0, 0}, {real(du), imag(du)}}
+					xs := [][2]float64{{0, 0}, {jx, jy}}
+					var aff affine
 					ok := true
 					for k := 1; k < n && ok; k++ {
 						if k == b {
 							continue
 						}
-						z := c * complex(pat[k][0]-pat[0][0], pat[k][1]-pat[0][1])
+						pu := [2]float64{pat[k][0] - pat[0][0], pat[k][1] - pat[0][1]}
+						z := c * complex(pu[0], pu[1])
+						if aff.ok {
+							z = complex(aff.apply(pu))
+						}
 						best, bd := -1, fitTol*s
+						var bx, by float64
 						for _, l := range loc {
 							if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < bd {
-								best, bd = l.k, d
+								best, bd, bx, by = l.k, d, l.x, l.y
 							}
 						}
-						if best < 0 || slices.Contains(idx[:k], best) || (k < b && false) {
+						if best < 0 || slices.Contains(idx[:k], best) {
 							ok = false
 							break
 						}
 						idx[k] = best
+						us = append(us, pu)
+						xs = append(xs, [2]float64{bx, by})
+						aff = fitAffine(us, xs)
 					}
 					if !ok || hasDup(idx) {
 						continue
@@ -229,6 +247,57 @@ func faceHypotheses(ps []pip) []face {
 		}
 	}
 	return out
+}
+
+// affine is a map x = t + A·u; ok is false when it could not be fitted.
+type affine struct {
+	A  m2
+	t  [2]float64
+	ok bool
+}
+
+func (a affine) apply(u [2]float64) (float64, float64) {
+	x, y := a.A.apply(u[0], u[1])
+	return a.t[0] + x, a.t[1] + y
+}
+
+// fitAffine fits x = t + A·u to matched points by least squares; it is not
+// ok when the points u lie (nearly) on a line, which fixes no affine map.
+func fitAffine(us, xs [][2]float64) affine {
+	if len(us) < 3 {
+		return affine{}
+	}
+	var mu, mx [2]float64
+	n := float64(len(us))
+	for i := range us {
+		mu[0] += us[i][0] / n
+		mu[1] += us[i][1] / n
+		mx[0] += xs[i][0] / n
+		mx[1] += xs[i][1] / n
+	}
+	var uu, uv, vv, xu, xv, yu, yv float64
+	for i := range us {
+		u, v := us[i][0]-mu[0], us[i][1]-mu[1]
+		x, y := xs[i][0]-mx[0], xs[i][1]-mx[1]
+		uu += u * u
+		uv += u * v
+		vv += v * v
+		xu += x * u
+		xv += x * v
+		yu += y * u
+		yv += y * v
+	}
+	g := m2{uu, uv, uv, vv}
+	if g.det() <= 1e-3*(uu+vv)*(uu+vv) {
+		return affine{}
+	}
+	gi, ok := g.inv()
+	if !ok {
+		return affine{}
+	}
+	a := (m2{xu, xv, yu, yv}).mul(gi)
+	tx, ty := a.apply(mu[0], mu[1])
+	return affine{A: a, t: [2]float64{mx[0] - tx, mx[1] - ty}, ok: true}
 }
 
 func hasDup(idx []int) bool {
@@ -270,31 +339,20 @@ func fitFace(ps []pip, n int, idx []int) (face, bool) {
 		}
 	}
 	if n >= 4 {
-		// Least squares p = c + A u; the pattern is centred (Σu = 0).
-		var sx, sy float64
-		for _, k := range idx {
-			sx += ps[k].x
-			sy += ps[k].y
-		}
-		f.cx, f.cy = sx/float64(n), sy/float64(n)
-		var uu, uv, vv, xu, xv, yu, yv float64
+		// Least squares p = c + A u; c is the image of the pattern's
+		// centre (0,0).
+		us := make([][2]float64, n)
+		xs := make([][2]float64, n)
 		for t, k := range idx {
-			u, v := pat[t][0], pat[t][1]
-			x, y := ps[k].x-f.cx, ps[k].y-f.cy
-			uu += u * u
-			uv += u * v
-			vv += v * v
-			xu += x * u
-			xv += x * v
-			yu += y * u
-			yv += y * v
+			us[t] = pat[t]
+			xs[t] = [2]float64{ps[k].x, ps[k].y}
 		}
-		g, ok := (m2{uu, uv, uv, vv}).inv()
-		if !ok {
+		aff := fitAffine(us, xs)
+		if !aff.ok {
 			return f, false
 		}
-		// A = [xu xv; yu yv] · (UᵀU)⁻¹
-		f.A = (m2{xu, xv, yu, yv}).mul(g)
+		f.A = aff.A
+		f.cx, f.cy = aff.apply([2]float64{0, 0})
 	} else {
 		// Whiten with the mean pip shape, fit a similarity there.
 		w := whitener(mc)
