@@ -13,6 +13,8 @@ type pipDie struct {
 	conf   float64
 	cocked bool
 	null   bool
+	// sidePips are the pips of the die's side faces seen beside its top.
+	sidePips []int
 }
 
 // readPips finds pip dice in g: face hypotheses are checked against the
@@ -230,6 +232,7 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 	n := len(fs)
 	side := make([]bool, n)
 	ambiguous := make([]bool, n)
+	sides := make([][]int, n) // the faces found to be each face's sides
 	for i := range fs {
 		for j := i + 1; j < n; j++ {
 			if !sameDie(g, inv, ps, &fs[i], &fs[j]) {
@@ -238,8 +241,10 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 			switch upOf(&fs[i], &fs[j]) {
 			case 1:
 				side[j] = true
+				sides[i] = append(sides[i], j)
 			case -1:
 				side[i] = true
+				sides[j] = append(sides[j], i)
 			default:
 				ambiguous[i], ambiguous[j] = true, true
 			}
@@ -253,6 +258,13 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 			continue
 		}
 		d := pipDie{f: f, conf: confidence(f)}
+		// A cube shows the camera its top and at most two sides: more
+		// "sides" around a face are a pile of dice, not this die's.
+		if len(sides[i]) <= 2 {
+			for _, j := range sides[i] {
+				d.sidePips = append(d.sidePips, fs[j].pips...)
+			}
+		}
 		if ambiguous[i] {
 			d.null = true
 		}
@@ -267,11 +279,17 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 // looked at by markOrphans: past the corners of a missed-pip 6 seen as a 3.
 const orphanReach = 1.8
 
+// orphanEdge is how far out, in the face's half sides, a pip still lies on
+// the face (its half side is estimated from the pip size).
+const orphanEdge = 1.1
+
 // markOrphans makes doubtful (null) a face with two or more pips beside it
 // that belong to no face and look like its own (same polarity, round,
 // alike in size and contrast): the rest of a bigger face the pattern
 // missed. A 6 whose one pip is lost in glare otherwise reads as the 3 of
-// its other diagonal (matteop65: five sixes read as 3).
+// its other diagonal (matteop65: five sixes read as 3). The pips of the
+// die's own side faces, past the edge of its top, are no such rest
+// (matteop65: seven dice seen at a slant were left unread for them).
 func markOrphans(ds []pipDie, ps []pip) {
 	used := map[int]bool{}
 	for _, d := range ds {
@@ -299,9 +317,19 @@ func markOrphans(ds []pipDie, ps []pip) {
 			if p.r < r/1.6 || p.r > r*1.6 || p.ring-p.core < minPipContrastShare*c {
 				continue
 			}
-			if math.Hypot(p.x-f.cx, p.y-f.cy) <= reach {
-				alike++
+			if math.Hypot(p.x-f.cx, p.y-f.cy) > reach {
+				continue
 			}
+			// The rest of a bigger face lies on this face; the pips of a
+			// die's side face (seen below its top at a slant) lie past
+			// the top's edge. A lone pip's face size is a guess from the
+			// pip: for a 1 every alike pip counts.
+			if f.n >= 2 && slices.Contains(ds[i].sidePips, k) {
+				if u, v, ok := f.toFace(p.x, p.y); ok && max(math.Abs(u), math.Abs(v)) > orphanEdge*f.half {
+					continue
+				}
+			}
+			alike++
 		}
 		if alike >= 2 {
 			ds[i].null = true

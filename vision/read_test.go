@@ -155,21 +155,36 @@ func TestMarkOrphans(t *testing.T) {
 		return []pip{pipAt(90, 90, 3, 60), pipAt(100, 100, 3, 60), pipAt(110, 110, 3, 60)}
 	}
 	face3 := func() []pipDie {
-		return []pipDie{{f: face{n: 3, pips: []int{0, 1, 2}, cx: 100, cy: 100, A: m2{10, 0, 0, 10}, half: 1.6}}}
+		return []pipDie{{f: face{n: 3, pips: []int{0, 1, 2}, cx: 100, cy: 100, A: m2{10, 0, 0, 10}, half: 2.4}}}
 	}
+	// Two pips of a side face seen below the top (v ≈ 2.8 and 3.0 face
+	// units, past the face's half side of 2.4).
+	below := []pip{pipAt(95, 128, 3, 60), pipAt(108, 130, 3, 60)}
 	for _, tc := range []struct {
 		name   string
 		extra  []pip
+		side   bool // the extra pips are a side face of this die
+		one    bool // the face is a lone pip's
 		doubts bool
 	}{
-		{"alone", nil, false},
-		{"rest of a six", []pip{pipAt(110, 90, 3, 60), pipAt(118, 98, 3, 58)}, true},
-		{"one spot", []pip{pipAt(110, 90, 3, 60)}, false},
-		{"faint spots", []pip{pipAt(110, 90, 3, 20), pipAt(118, 98, 3, 20)}, false},
-		{"big spots", []pip{pipAt(110, 90, 8, 60), pipAt(118, 98, 8, 60)}, false},
-		{"far spots", []pip{pipAt(200, 90, 3, 60), pipAt(210, 98, 3, 60)}, false},
+		{"alone", nil, false, false, false},
+		{"rest of a six", []pip{pipAt(110, 90, 3, 60), pipAt(118, 98, 3, 58)}, false, false, true},
+		{"rest of a six found as a side", []pip{pipAt(110, 90, 3, 60), pipAt(118, 98, 3, 58)}, true, false, true},
+		{"side face past the edge", below, true, false, false},
+		{"pips past the edge of no side face", below, false, false, true},
+		{"side face beside a lone pip", below, true, true, true},
+		{"one spot", []pip{pipAt(110, 90, 3, 60)}, false, false, false},
+		{"faint spots", []pip{pipAt(110, 90, 3, 20), pipAt(118, 98, 3, 20)}, false, false, false},
+		{"big spots", []pip{pipAt(110, 90, 8, 60), pipAt(118, 98, 8, 60)}, false, false, false},
+		{"far spots", []pip{pipAt(200, 90, 3, 60), pipAt(210, 98, 3, 60)}, false, false, false},
 	} {
 		ds := face3()
+		if tc.one {
+			ds[0].f = face{n: 1, pips: []int{1}, cx: 100, cy: 100, A: m2{6, 0, 0, 6}, half: oneHalf}
+		}
+		if tc.side {
+			ds[0].sidePips = []int{3, 4}
+		}
 		markOrphans(ds, append(three(), tc.extra...))
 		if ds[0].null != tc.doubts {
 			t.Errorf("%s: null = %v, want %v", tc.name, ds[0].null, tc.doubts)
