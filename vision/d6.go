@@ -233,11 +233,16 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 	side := make([]bool, n)
 	ambiguous := make([]bool, n)
 	sides := make([][]int, n) // the faces found to be each face's sides
+	same := make([][]bool, n)
+	for i := range same {
+		same[i] = make([]bool, n)
+	}
 	for i := range fs {
 		for j := i + 1; j < n; j++ {
 			if !sameDie(g, inv, ps, &fs[i], &fs[j]) {
 				continue
 			}
+			same[i][j], same[j][i] = true, true
 			switch upOf(&fs[i], &fs[j]) {
 			case 1:
 				side[j] = true
@@ -250,6 +255,7 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 			}
 		}
 	}
+	freeSides(side, sides, same)
 	var out []pipDie
 	for i, f := range fs {
 		// A face seen this edge-on is the side of a die whose up face was
@@ -273,6 +279,43 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 	markCocked(out)
 	markOrphans(out, ps)
 	return out
+}
+
+// freeSides undoes side[j] when every face j was found a side of is
+// itself the side of another die's top: two dice touching, the front
+// face of one beside the top of the die before it (matteop65: a 3 on top
+// taken for the side of the die behind's side face). sides[i] lists the
+// faces found to be i's sides; same[i][j] says i and j are of one die.
+func freeSides(side []bool, sides [][]int, same [][]bool) {
+	n := len(side)
+	over := make([][]int, n)
+	for i, js := range sides {
+		for _, j := range js {
+			over[j] = append(over[j], i)
+		}
+	}
+	var free []int
+	for j := range n {
+		if !side[j] {
+			continue
+		}
+		grounded := true // every face over j is the side of a top not of j's die
+		for _, i := range over[j] {
+			top := false
+			for _, k := range over[i] {
+				if !side[k] && !same[k][j] {
+					top = true
+				}
+			}
+			grounded = grounded && top
+		}
+		if grounded {
+			free = append(free, j)
+		}
+	}
+	for _, j := range free {
+		side[j] = false
+	}
 }
 
 // orphanReach is how far from a face's centre, in its half sides, pips are
@@ -362,10 +405,10 @@ func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
 	for _, k := range f.pips {
 		ring += ps[k].ring / float64(f.n)
 	}
-	const steps = 16
+	steps := max(16, int(d))
 	for t := 1; t < steps; t++ {
-		x := f.cx + (h.cx-f.cx)*float64(t)/steps
-		y := f.cy + (h.cy-f.cy)*float64(t)/steps
+		x := f.cx + (h.cx-f.cx)*float64(t)/float64(steps)
+		y := f.cy + (h.cy-f.cy)*float64(t)/float64(steps)
 		nearPip := false
 		for _, k := range append(slices.Clip(f.pips), h.pips...) {
 			if math.Hypot(x-ps[k].x, y-ps[k].y) < 2*ps[k].r {

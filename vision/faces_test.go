@@ -1,6 +1,8 @@
 package vision
 
 import (
+	"image"
+	"image/color"
 	"math"
 	"slices"
 	"testing"
@@ -59,5 +61,61 @@ func TestFitAffine(t *testing.T) {
 	line := [][2]float64{{0, 0}, {1, 1}, {2, 2}}
 	if fitAffine(line, slices.Clone(xs[:3])).ok {
 		t.Error("points in a line fixed an affine map")
+	}
+}
+
+// TestSameDieSeesAThinGap: two faces whose centres are 40 px apart are of
+// one die only when die-bright all the way between them; a one-pixel dark
+// line (the edge between two touching dice) parts them, wherever it lies.
+func TestSameDieSeesAThinGap(t *testing.T) {
+	for _, gapX := range []int{-1, 41, 47, 52, 58} {
+		img := image.NewGray(image.Rect(0, 0, 100, 60))
+		for i := range img.Pix {
+			img.Pix[i] = 200
+		}
+		if gapX >= 0 {
+			for y := 0; y < 60; y++ {
+				img.SetGray(gapX, y, color.Gray{Y: 60})
+			}
+		}
+		g, err := newGray(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := []pip{{x: 30, y: 30, r: 3, ring: 200, core: 40}, {x: 70, y: 30, r: 3, ring: 200, core: 40}}
+		f := face{n: 1, pips: []int{0}, cx: 30, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+		h := face{n: 1, pips: []int{1}, cx: 70, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+		got := sameDie(g, g, ps, &f, &h)
+		g.close()
+		if want := gapX < 0; got != want {
+			t.Errorf("dark line at x=%d: sameDie = %v, want %v", gapX, got, want)
+		}
+	}
+}
+
+// TestFreeSides: a face found to be the side only of another die's side
+// face is a top of its own; a face that is the side of a top stays one.
+func TestFreeSides(t *testing.T) {
+	// 0: top of die A; 1: A's front face; 2: the top of die B before it,
+	// found a side of 1 (touching, further down the photo); 3: A's other
+	// side, found a side of 0 and of 1.
+	sides := [][]int{0: {1, 3}, 1: {2, 3}, 2: nil, 3: nil}
+	same := [][]bool{
+		{false, true, false, true},
+		{true, false, true, true},
+		{false, true, false, false},
+		{true, true, false, false},
+	}
+	side := []bool{false, true, true, true}
+	freeSides(side, sides, same)
+	if want := []bool{false, true, false, true}; !slices.Equal(side, want) {
+		t.Errorf("side = %v, want %v", side, want)
+	}
+	// A chain within one die (0 over 1 over 2, all of one die) frees none.
+	same = [][]bool{{false, true, true}, {true, false, true}, {true, true, false}}
+	side = []bool{false, true, true}
+	freeSides(side, [][]int{{1}, {2}, nil}, same)
+	if want := []bool{false, true, true}; !slices.Equal(side, want) {
+		t.Errorf("one die: side = %v, want %v", side, want)
 	}
 }
