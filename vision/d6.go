@@ -65,7 +65,70 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 		}
 		chosen = append(chosen, f)
 	}
+	markOtherPairings(chosen, valid, ps)
 	return consistent(upFaces(g, inv, ps, chosen), ps), ps
+}
+
+// pairingMargin is how much more alike (see alike) the chosen 2's pips
+// must be than the other pairing's: real 2s on matteop65 webcam photos
+// differ by 0.26 or more, the 1s read as 2 by -0.02 and -0.13.
+const pairingMargin = 0.15
+
+// alike is how alike two pips' shapes are: the roundness of q seen in the
+// frame that makes p round (1 for the same ellipse).
+func alike(p, q *pip) float64 { return roundness(conj(whitener(p.cov), q.cov)) }
+
+// markOtherPairings makes doubtful a chosen 2 that one of its pips also
+// makes with a pip left alone (a 1 of its own, or no face): three pips
+// of one die, seen at a slant, read as a 2 on top and a 1 on the side as
+// well as a 1 on top and a 2 on the side (matteop65: two 1s read as 2).
+//
+// Which reading is right shows in the pips' shapes: a face's pips are
+// seen with one tilt, the top's and a side's with two. The chosen 2
+// stands when its two pips are clearly more alike than the other pair.
+func markOtherPairings(chosen, valid []face, ps []pip) {
+	alone := map[int]bool{}
+	inFace := map[int]bool{}
+	for _, f := range chosen {
+		for _, k := range f.pips {
+			inFace[k] = true
+		}
+		if f.n == 1 {
+			alone[f.pips[0]] = true
+		}
+	}
+	for i := range chosen {
+		f := &chosen[i]
+		if f.n != 2 {
+			continue
+		}
+		for _, h := range valid {
+			if h.n != 2 {
+				continue
+			}
+			shared, other := 0, -1
+			for _, k := range h.pips {
+				if slices.Contains(f.pips, k) {
+					shared++
+				} else {
+					other = k
+				}
+			}
+			if shared != 1 || !(alone[other] || !inFace[other]) {
+				continue
+			}
+			// The pips of one face are alike in shape (one tilt); the
+			// chosen pairing stands when its pips are clearly more alike
+			// than the other's.
+			a, b := f.pips[0], f.pips[1]
+			if slices.Contains(h.pips, a) {
+				a, b = b, a // b is the shared pip
+			}
+			if alike(&ps[a], &ps[b]) < alike(&ps[b], &ps[other])+pairingMargin {
+				f.doubt = true
+			}
+		}
+	}
 }
 
 // pipZone is the share of a face's half side in which no pip like its
@@ -75,6 +138,9 @@ const pipZone = 0.85
 // minPipContrastShare is how faint a face's faintest pip may be compared
 // with its clearest.
 const minPipContrastShare = 0.65
+
+// inFrame is the share of a face's half side that must lie in the photo.
+const inFrame = 0.9
 
 // spotMinContrast is the contrast from which a dark spot inside a face
 // makes the face hypothesis doubtful even if it is not a clean pip.
@@ -140,10 +206,21 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			return 0
 		}
 		// A pip like the face's own anywhere on the face means the face
-		// is part of a larger one (a column of a 6 is no 3).
+		// is part of a larger one (a column of a 6 is no 3) — a blurred
+		// pip too, if it is roundish (not the lit edge of the die): the
+		// top row of a 6 smeared by motion made a 2.
 		lim := pipZone * f.half
-		if s.ok && f.n < 6 && math.Abs(u) <= lim && math.Abs(v) <= lim &&
+		if (s.ok || s.elong >= 0.5) && f.n < 6 && math.Abs(u) <= lim && math.Abs(v) <= lim &&
 			s.ring-s.core >= minPipContrastShare*pipC && s.r > pipRad/1.6 && s.r < pipRad*1.6 {
+			return 0
+		}
+	}
+	// The whole face in the photo: a "face" the frame cuts is no die to
+	// read (webcam photos: keys of a keyboard at the edge, with light
+	// marks, made a 2).
+	for _, c := range [][2]float64{{-1, -1}, {1, -1}, {1, 1}, {-1, 1}} {
+		x, y := f.toImage(c[0]*inFrame*f.half, c[1]*inFrame*f.half)
+		if x < 0 || y < 0 || x > float64(g.w-1) || y > float64(g.h-1) {
 			return 0
 		}
 	}
@@ -199,6 +276,18 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	}
 	if len(vals) < 8 {
 		return 0
+	}
+	if f.n <= 3 {
+		// Two or three pips fix little of a face: the pips of two dice
+		// side by side, or of a die's top and its side, can fit. Between
+		// one die's pips it is die-bright all the way; between two dice
+		// there is a gap or a shadow.
+		for t := 1; t < f.n; t++ {
+			a, b := &ps[f.pips[t-1]], &ps[f.pips[t]]
+			if !dieBright(g, ps, a.x, a.y, b.x, b.y, f.pips, ring) {
+				return 0
+			}
+		}
 	}
 	slices.Sort(vals)
 	low := vals[len(vals)/20]
@@ -271,7 +360,7 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 				d.sidePips = append(d.sidePips, fs[j].pips...)
 			}
 		}
-		if ambiguous[i] {
+		if ambiguous[i] || f.doubt {
 			d.null = true
 		}
 		out = append(out, d)
@@ -405,12 +494,19 @@ func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
 	for _, k := range f.pips {
 		ring += ps[k].ring / float64(f.n)
 	}
-	steps := max(16, int(d))
+	return dieBright(g, ps, f.cx, f.cy, h.cx, h.cy, append(slices.Clip(f.pips), h.pips...), ring)
+}
+
+// dieBright reports whether g is at least sameDieBright of the die's
+// brightness ring at every pixel of the line from (ax,ay) to (bx,by),
+// away from the pips near.
+func dieBright(g *grayImg, ps []pip, ax, ay, bx, by float64, near []int, ring float64) bool {
+	steps := max(16, int(math.Hypot(bx-ax, by-ay)))
 	for t := 1; t < steps; t++ {
-		x := f.cx + (h.cx-f.cx)*float64(t)/float64(steps)
-		y := f.cy + (h.cy-f.cy)*float64(t)/float64(steps)
+		x := ax + (bx-ax)*float64(t)/float64(steps)
+		y := ay + (by-ay)*float64(t)/float64(steps)
 		nearPip := false
-		for _, k := range append(slices.Clip(f.pips), h.pips...) {
+		for _, k := range near {
 			if math.Hypot(x-ps[k].x, y-ps[k].y) < 2*ps[k].r {
 				nearPip = true
 				break
@@ -457,13 +553,21 @@ const minUpFore = 0.55
 
 // markCocked flags dice whose up face is tilted much more than the others'
 // (or, for a lone die, clearly tilted): a die leaning on another die or
-// the wall shows no face straight up.
+// the wall shows no face straight up. The others are the faces of several
+// pips; in a roll of only 1s, the 1s (a webcam at a slant sees every
+// pip foreshortened: matteop65 had ten flat 1s flagged against a flat
+// face). Faces of several pips set the reference when there are any: a
+// numbered die's marks, taken for lone pips, say nothing of the slant.
 func markCocked(ds []pipDie) {
-	var fores []float64
+	var fores, all []float64
 	for _, d := range ds {
+		all = append(all, d.f.fore)
 		if d.f.n >= 2 {
 			fores = append(fores, d.f.fore)
 		}
+	}
+	if len(fores) == 0 {
+		fores = all
 	}
 	ref := 1.0
 	if len(fores) >= 3 {

@@ -84,6 +84,7 @@ type face struct {
 	half   float64 // estimated half side of the face, face units
 	sv     float64 // a 6's column stretch (see sixStretch); 1 otherwise
 	q      float64 // quality 0–1, used to choose and for confidence
+	doubt  bool    // the pips may be read as another face (markOtherPairings)
 }
 
 // toFace maps working pixels to face units.

@@ -1,0 +1,207 @@
+package vision
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"testing"
+)
+
+// drawDice draws light squares (dice tops, grey 200) on a tray of grey
+// tray with dark round pips (20) of radius r, and returns the pips found.
+func drawDice(t *testing.T, w, h int, tray uint8, dice []image.Rectangle, pips [][2]float64, r float64) (*grayImg, []pip) {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = tray
+	}
+	for _, d := range dice {
+		for y := d.Min.Y; y < d.Max.Y; y++ {
+			for x := d.Min.X; x < d.Max.X; x++ {
+				img.SetGray(x, y, color.Gray{Y: 200})
+			}
+		}
+	}
+	for _, p := range pips {
+		for y := int(p[1] - r - 1); y <= int(p[1]+r+1); y++ {
+			for x := int(p[0] - r - 1); x <= int(p[0]+r+1); x++ {
+				if math.Hypot(float64(x)+0.5-p[0], float64(y)+0.5-p[1]) <= r {
+					img.SetGray(x, y, color.Gray{Y: 20})
+				}
+			}
+		}
+	}
+	g, err := newGray(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.close)
+	inv := g.inverted()
+	defer inv.close()
+	return g, findPips(g, inv)
+}
+
+// pipAtPos returns the index of the dark pip found nearest (x, y).
+func pipAtPos(t *testing.T, ps []pip, x, y float64) int {
+	t.Helper()
+	best, bd := -1, 4.0
+	for i, p := range ps {
+		if d := math.Hypot(p.x-x, p.y-y); !p.light && d < bd {
+			best, bd = i, d
+		}
+	}
+	if best < 0 {
+		t.Fatalf("no pip found at %.0f,%.0f", x, y)
+	}
+	return best
+}
+
+// TestCheckFaceTwoNeedsOneDie: two pips that fit a 2 are one face only
+// when die-bright all the way between them; across the gap between two
+// dice they are two dice's pips, even on a tray light enough to pass for
+// a die's shade.
+func TestCheckFaceTwoNeedsOneDie(t *testing.T) {
+	pips := [][2]float64{{110, 110}, {130, 130}}
+	for _, tc := range []struct {
+		name string
+		dice []image.Rectangle
+		want bool
+	}{
+		{"one die", []image.Rectangle{image.Rect(90, 90, 150, 150)}, true},
+		{"two dice", []image.Rectangle{image.Rect(90, 90, 119, 150), image.Rect(122, 90, 150, 150)}, false},
+	} {
+		g, ps := drawDice(t, 240, 240, 130, tc.dice, pips, 3.5)
+		f, ok := fitFace(ps, 2, []int{pipAtPos(t, ps, 110, 110), pipAtPos(t, ps, 130, 130)})
+		if !ok {
+			t.Fatalf("%s: no fit", tc.name)
+		}
+		if got := checkFace(g, ps, &f) > 0; got != tc.want {
+			t.Errorf("%s: face accepted = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCheckFaceInFrame: a face the photo's edge cuts is not read.
+func TestCheckFaceInFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dx   float64 // the 2's centre from the right edge
+		want bool
+	}{
+		{"inside", 60, true},
+		{"cut by the edge", 10, false},
+	} {
+		cx := 240 - tc.dx
+		pips := [][2]float64{{cx - 6, 120 - 6}, {cx + 6, 120 + 6}}
+		die := image.Rect(int(cx)-22, 98, min(int(cx)+22, 240), 142)
+		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{die}, pips, 2.5)
+		f, ok := fitFace(ps, 2, []int{pipAtPos(t, ps, pips[0][0], pips[0][1]), pipAtPos(t, ps, pips[1][0], pips[1][1])})
+		if !ok {
+			t.Fatalf("%s: no fit", tc.name)
+		}
+		if got := checkFace(g, ps, &f) > 0; got != tc.want {
+			t.Errorf("%s: face accepted = %v, want %v (half side %.1f px)", tc.name, got, tc.want, f.halfPx())
+		}
+	}
+}
+
+// TestCheckFaceBlurredPipOnFace: a roundish dark spot like the face's pips
+// on the face makes it part of a bigger face even when the spot is not a
+// clean pip (motion blur), but a long thin one (a lit edge) does not.
+func TestCheckFaceBlurredPipOnFace(t *testing.T) {
+	g, ps := drawDice(t, 480, 480, 60, []image.Rectangle{image.Rect(84, 84, 156, 156)}, [][2]float64{{108, 108}, {132, 132}}, 5)
+	f, ok := fitFace(ps, 2, []int{pipAtPos(t, ps, 108, 108), pipAtPos(t, ps, 132, 132)})
+	if !ok {
+		t.Fatal("no fit")
+	}
+	if checkFace(g, ps, &f) <= 0 {
+		t.Fatal("a clean 2 was rejected")
+	}
+	own := ps[pipAtPos(t, ps, 108, 108)]
+	for _, tc := range []struct {
+		name  string
+		elong float64
+		want  bool
+	}{
+		{"blurred pip", 0.62, false},
+		{"lit edge", 0.15, true},
+	} {
+		spot := own
+		// Past the middle, where no other dark spot may lie at all, but
+		// on the face: (1.8, 0) in face units.
+		spot.x, spot.y = 120+1.8*12, 120
+		spot.ok, spot.elong = false, tc.elong
+		with := append(append([]pip(nil), ps...), spot)
+		ff := f
+		if got := checkFace(g, with, &ff) > 0; got != tc.want {
+			t.Errorf("%s on the face: accepted = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMarkCockedReference: with no face of several pips to compare, lone
+// pips are judged against each other (a slanted webcam sees every 1
+// foreshortened), and only with fewer than three against a flat face.
+func TestMarkCockedReference(t *testing.T) {
+	lone := func(fores ...float64) []pipDie {
+		var ds []pipDie
+		for _, f := range fores {
+			ds = append(ds, pipDie{f: face{n: 1, fore: f}})
+		}
+		return ds
+	}
+	for _, tc := range []struct {
+		name   string
+		ds     []pipDie
+		cocked []bool
+	}{
+		{"four 1s at a slant", lone(0.62, 0.71, 0.78, 0.84), []bool{false, false, false, false}},
+		{"one leaning among flat 1s", lone(0.5, 0.95, 0.97, 0.99), []bool{true, false, false, false}},
+		{"two 1s", lone(0.62, 0.95), []bool{true, false}},
+		{"a 1 beside a flat 2", append(lone(0.62, 0.64, 0.66), pipDie{f: face{n: 2, fore: 1}}), []bool{true, true, true, false}},
+	} {
+		markCocked(tc.ds)
+		for i, d := range tc.ds {
+			if d.cocked != tc.cocked[i] {
+				t.Errorf("%s: die %d (fore %.2f) cocked = %v, want %v", tc.name, i, d.f.fore, d.cocked, tc.cocked[i])
+			}
+		}
+	}
+}
+
+// TestMarkOtherPairings: three pips that read as a 2 on top with a 1 on
+// the side, or a 1 on top with a 2 on the side, keep the chosen 2 only
+// when its pips are clearly more alike in shape (seen with one tilt).
+func TestMarkOtherPairings(t *testing.T) {
+	round := [3]float64{4, 0, 4}
+	flat := [3]float64{4, 0, 1.4} // a side face's pip, squashed
+	mk := func(c0, c1, c2 [3]float64) []pip {
+		return []pip{{x: 100, y: 100, cov: c0}, {x: 110, y: 125, cov: c1}, {x: 95, y: 135, cov: c2}}
+	}
+	two := func(a, b int) face { return face{n: 2, pips: []int{a, b}} }
+	one := face{n: 1, pips: []int{2}}
+	for _, tc := range []struct {
+		name  string
+		ps    []pip
+		doubt bool
+	}{
+		{"2 on top, 1 on the side", mk(round, round, flat), false},
+		{"1 on top, 2 on the side", mk(round, flat, flat), true},
+		{"all alike", mk(round, round, round), true},
+	} {
+		chosen := []face{two(0, 1), one}
+		valid := []face{two(0, 1), two(1, 2), one}
+		markOtherPairings(chosen, valid, tc.ps)
+		if chosen[0].doubt != tc.doubt {
+			t.Errorf("%s: doubt = %v, want %v", tc.name, chosen[0].doubt, tc.doubt)
+		}
+	}
+	// The other pip in a face of its own (a 2 beside a 2) is no other
+	// reading.
+	chosen := []face{two(0, 1), {n: 2, pips: []int{2, 3}}}
+	ps := append(mk(round, flat, flat), pip{x: 80, y: 150, cov: flat})
+	markOtherPairings(chosen, []face{two(0, 1), two(1, 2), chosen[1]}, ps)
+	if chosen[0].doubt {
+		t.Error("a pip of another chosen 2 made the first doubtful")
+	}
+}
