@@ -551,13 +551,15 @@ func upOf(f, h *face) int {
 // top seen by a camera looking down: the face is tilted over 55° to it.
 const minUpFore = 0.55
 
-// markCocked flags dice whose up face is tilted much more than the others'
-// (or, for a lone die, clearly tilted): a die leaning on another die or
-// the wall shows no face straight up. The others are the faces of several
-// pips; in a roll of only 1s, the 1s (a webcam at a slant sees every
-// pip foreshortened: matteop65 had ten flat 1s flagged against a flat
-// face). Faces of several pips set the reference when there are any: a
-// numbered die's marks, taken for lone pips, say nothing of the slant.
+// markCocked flags dice whose up face is tilted much more than the others':
+// a die leaning on another die or the wall shows no face straight up. The
+// others are the faces of several pips; in a roll of only 1s, the 1s (a
+// webcam at a slant sees every pip foreshortened: matteop65 had ten flat
+// 1s flagged against a flat face). Faces of several pips set the reference
+// when there are any: a numbered die's marks, taken for lone pips, say
+// nothing of the slant. The reference is the median of three or more, the
+// squarest of fewer; a die alone is never flagged here, as the camera's
+// slant is unknown (under TopDown, markLeaning judges each die alone).
 func markCocked(ds []pipDie) {
 	var fores, all []float64
 	for _, d := range ds {
@@ -570,9 +572,11 @@ func markCocked(ds []pipDie) {
 		fores = all
 	}
 	ref := 1.0
-	if len(fores) >= 3 {
-		slices.Sort(fores)
+	switch slices.Sort(fores); {
+	case len(fores) >= 3:
 		ref = fores[len(fores)/2]
+	case len(fores) > 0:
+		ref = fores[len(fores)-1]
 	}
 	for i := range ds {
 		if ds[i].f.fore < min(ref, 1)-0.3 {
@@ -686,6 +690,16 @@ func consistent(ds []pipDie, ps []pip) []pipDie {
 	}
 	strong := len(ref) > 0
 	if !strong {
+		// 1s with side faces seen beside them are surely dice: they set
+		// the reference if there are any (a highlight on a cable passes
+		// for a light pip, and its contrast outshone a die's dark 1).
+		for i, d := range ds {
+			if len(d.sidePips) > 0 {
+				ref = append(ref, i)
+			}
+		}
+	}
+	if len(ref) == 0 {
 		for i := range ds {
 			ref = append(ref, i)
 		}

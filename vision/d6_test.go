@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -141,7 +142,9 @@ func TestCheckFaceBlurredPipOnFace(t *testing.T) {
 
 // TestMarkCockedReference: with no face of several pips to compare, lone
 // pips are judged against each other (a slanted webcam sees every 1
-// foreshortened), and only with fewer than three against a flat face.
+// foreshortened); with fewer than three, against the squarest. A die
+// alone is never judged cocked here: only a camera known to look down
+// (TopDown, markLeaning) can tell from one die.
 func TestMarkCockedReference(t *testing.T) {
 	lone := func(fores ...float64) []pipDie {
 		var ds []pipDie
@@ -158,6 +161,9 @@ func TestMarkCockedReference(t *testing.T) {
 		{"four 1s at a slant", lone(0.62, 0.71, 0.78, 0.84), []bool{false, false, false, false}},
 		{"one leaning among flat 1s", lone(0.5, 0.95, 0.97, 0.99), []bool{true, false, false, false}},
 		{"two 1s", lone(0.62, 0.95), []bool{true, false}},
+		{"two 1s at a slant", lone(0.62, 0.7), []bool{false, false}},
+		{"one 1 at a slant", lone(0.6), []bool{false}},
+		{"one 3 at a slant", []pipDie{{f: face{n: 3, fore: 0.6}}}, []bool{false}},
 		{"a 1 beside a flat 2", append(lone(0.62, 0.64, 0.66), pipDie{f: face{n: 2, fore: 1}}), []bool{true, true, true, false}},
 	} {
 		markCocked(tc.ds)
@@ -203,5 +209,24 @@ func TestMarkOtherPairings(t *testing.T) {
 	markOtherPairings(chosen, []face{two(0, 1), two(1, 2), chosen[1]}, ps)
 	if chosen[0].doubt {
 		t.Error("a pip of another chosen 2 made the first doubtful")
+	}
+}
+
+// TestConsistentSidesSetPolarity: with no face of several pips on top,
+// a 1 whose die shows side faces sets the roll's pip polarity, though a
+// light spot elsewhere (a highlight) has more contrast.
+func TestConsistentSidesSetPolarity(t *testing.T) {
+	ps := []pip{
+		{x: 100, y: 100, r: 4, core: 40, ring: 200},             // a die's dark 1
+		{x: 300, y: 50, r: 4, core: 10, ring: 250, light: true}, // a highlight
+	}
+	ds := []pipDie{{f: face{n: 1, pips: []int{0}}}, {f: face{n: 1, pips: []int{1}}}}
+	if got := consistent(slices.Clone(ds), ps); len(got) != 1 || got[0].f.pips[0] != 1 {
+		t.Fatalf("without sides the stronger spot sets the polarity: kept %v", got)
+	}
+	ds[0].sidePips = []int{5, 6}
+	got := consistent(ds, ps)
+	if len(got) != 1 || got[0].f.pips[0] != 0 {
+		t.Errorf("kept %v, want only the die with side faces", got)
 	}
 }

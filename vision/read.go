@@ -287,11 +287,12 @@ type witness struct {
 // A guard (guard set: no d6 is looked for, the model never saw one)
 // counts every such face, doubtful or cocked too, from a quarter of the
 // die's box: it can only leave a die unread. Against a model that reads
-// d6, the face must be sure and most of the die's top (witnessShare).
+// d6, the face must be sure, seen near square on (witnessFore) and most of
+// the die's top (witnessShare).
 func pipWitnesses(g *grayImg, pds []pipDie, guard bool) []witness {
 	var ws []witness
 	for _, pd := range pds {
-		if pd.f.n >= 2 && (guard || !pd.null) {
+		if pd.f.n >= 2 && (guard || !pd.null && pd.f.fore >= witnessFore) {
 			share := witnessShare
 			if guard {
 				share = 0.25
@@ -317,6 +318,11 @@ func witnessOn(ws []witness, box image.Rectangle) (int, bool) {
 
 // witnessShare is the least share of a die's box its top face's takes.
 const witnessShare = 0.45
+
+// witnessFore is the least foreshortening of a face that overrules a model
+// that reads d6: a pip face seen far from square on may be marks on
+// another kind of die (rendered d20 and d10 numerals made 2s and 3s).
+const witnessFore = 0.7
 
 // leansIn reports whether one of the leaning pip faces is the top of the
 // die in box: its centre inside, and not a speck far smaller than the die.
