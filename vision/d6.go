@@ -252,7 +252,9 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	if f.n == 1 {
 		lim = f.pipR * 2.4
 	}
-	const steps = 7
+	// A 9x9 grid: a 6 of large (blurred) pips and long columns left
+	// fewer than 8 of a 7x7 grid's points between its pips.
+	const steps = 9
 	for a := 0; a < steps; a++ {
 		for b := 0; b < steps; b++ {
 			u := -lim + 2*lim*float64(a)/(steps-1)
@@ -345,11 +347,23 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 		}
 	}
 	freeSides(side, sides, same)
+	// A face seen this edge-on is the side of a die whose up face was not
+	// found (or a flat spot on something else): not a die to report —
+	// unless no top in the photo is seen squarer (every pip drawn out
+	// alike: motion blur across the photo, matteop65's smeared 3s).
+	upFore := minUpFore
+	var best float64
+	for i, f := range fs {
+		if !side[i] && f.n >= 2 {
+			best = max(best, f.fore)
+		}
+	}
+	if best > 0 {
+		upFore = min(upFore, best-clearFore)
+	}
 	var out []pipDie
 	for i, f := range fs {
-		// A face seen this edge-on is the side of a die whose up face was
-		// not found (or a flat spot on something else): not a die to report.
-		if side[i] || f.fore < minUpFore {
+		if side[i] || f.fore < upFore {
 			continue
 		}
 		d := pipDie{f: f, conf: confidence(f)}
@@ -528,7 +542,6 @@ const (
 // upOf tells which of two faces of one die is up: 1 for f, -1 for h, 0
 // when neither can be told.
 func upOf(f, h *face) int {
-	const clearFore = 0.15
 	switch df := f.fore - h.fore; {
 	case df > clearFore:
 		return 1
@@ -546,6 +559,9 @@ func upOf(f, h *face) int {
 	}
 	return 0
 }
+
+// clearFore is a clear difference in two faces' foreshortening.
+const clearFore = 0.15
 
 // minUpFore is the foreshortening below which a face cannot be a die's
 // top seen by a camera looking down: the face is tilted over 55° to it.

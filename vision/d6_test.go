@@ -230,3 +230,45 @@ func TestConsistentSidesSetPolarity(t *testing.T) {
 		t.Errorf("kept %v, want only the die with side faces", got)
 	}
 }
+
+// TestCheckFaceSixOfBigPips: a 6 whose pips are large for its face (pip
+// radius 0.45 of the offset, as blur makes them) and whose columns are
+// long still leaves enough of the face between its pips to check.
+func TestCheckFaceSixOfBigPips(t *testing.T) {
+	at := [][2]float64{{90, 86}, {110, 86}, {110, 100}, {110, 114}, {90, 114}, {90, 100}} // pattern order
+	g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{image.Rect(68, 66, 132, 134)}, at, 4.5)
+	var idx []int
+	for _, p := range at {
+		idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
+	}
+	f, ok := fitFace(ps, 6, idx)
+	if !ok {
+		t.Fatal("no fit")
+	}
+	if q := checkFace(g, ps, &f); q <= 0 {
+		t.Errorf("6 rejected (pipR %.2f, stretch %.2f)", f.pipR, f.sv)
+	}
+}
+
+// TestUpFacesEveryTopDrawnOut: a face seen as steeply as a side is no top
+// to report when another top is seen squarer, but when every top in the
+// photo is drawn out alike (motion blur across it) they are the tops.
+func TestUpFacesEveryTopDrawnOut(t *testing.T) {
+	three := func(x, fore float64, k int) face {
+		return face{n: 3, pips: []int{k, k + 1, k + 2}, cx: x, cy: 100, A: m2{10, 0, 0, 10 * fore}, fore: fore, half: 2.4, q: 1}
+	}
+	var ps []pip
+	for _, x := range []float64{100, 300, 500} {
+		for d := -1.0; d <= 1; d++ {
+			ps = append(ps, pip{x: x + 10*d, y: 100 + 5*d, r: 3, ring: 200, core: 40, elong: 0.5, ok: true})
+		}
+	}
+	got := upFaces(nil, nil, ps, []face{three(100, 0.51, 0), three(300, 0.53, 3), three(500, 0.55, 6)})
+	if len(got) != 3 {
+		t.Errorf("all tops drawn out: %d dice reported, want 3", len(got))
+	}
+	got = upFaces(nil, nil, ps, []face{three(100, 0.5, 0), three(300, 0.9, 3), three(500, 0.92, 6)})
+	if len(got) != 2 {
+		t.Errorf("one face drawn out among square tops: %d dice reported, want 2", len(got))
+	}
+}

@@ -35,6 +35,10 @@ const (
 // dice, about 1.4 on the matteop65 webcam dice).
 var sixStretch = [2]float64{1, 1.6}
 
+// minWeakContrast is the least contrast of a spot that is no clean pip
+// but may complete a face (see faceHypotheses).
+const minWeakContrast = 30
+
 // variant is a pattern proposed for n pips.
 type variant struct {
 	n   int
@@ -110,6 +114,17 @@ func whitener(c [3]float64) m2 {
 	return m2{w.a / 2, w.b / 2, w.c / 2, w.d / 2}
 }
 
+// isoWhitener is whitener without the shape: W·(x-c) in units of the
+// radius of a round pip of c's area.
+func isoWhitener(c [3]float64) m2 {
+	det := c[0]*c[2] - c[1]*c[1]
+	if det <= 0 {
+		return whitener(c)
+	}
+	k := math.Pow(det, -0.25) / 2
+	return m2{k, 0, 0, k}
+}
+
 // compatible tells whether two pips may lie on one face: similar size and
 // shape (a face's pips are equal circles seen with the same tilt) and not
 // further apart than the corners of one face.
@@ -153,6 +168,20 @@ func faceHypotheses(ps []pip) []face {
 			}
 		}
 	}
+	// Weak neighbours: roundish spots that are no clean pip (motion blur
+	// merges a pip's ring with its neighbour's). One may complete a face
+	// of four or more whose other pips are clean (a smeared 6 lost one).
+	weak := make(map[int][]int)
+	for k := range ps {
+		if ps[k].ok || ps[k].elong < 0.5 || ps[k].ring-ps[k].core < minWeakContrast {
+			continue
+		}
+		for _, i := range good {
+			if compatible(&ps[i], &ps[k]) {
+				weak[i] = append(weak[i], k)
+			}
+		}
+	}
 	var out []face
 	seen := map[string]bool{}
 	key := func(n int, idx []int) string {
@@ -171,77 +200,96 @@ func faceHypotheses(ps []pip) []face {
 		}
 		for _, j := range nb[i] {
 			p, q := &ps[i], &ps[j]
-			w := whitener([3]float64{(p.cov[0] + q.cov[0]) / 2, (p.cov[1] + q.cov[1]) / 2, (p.cov[2] + q.cov[2]) / 2})
-			// Whitened neighbours of i (i itself at the origin).
-			type wp struct {
-				k    int
-				x, y float64
-			}
-			loc := make([]wp, 0, len(nb[i]))
-			for _, k := range nb[i] {
-				x, y := w.apply(ps[k].x-p.x, ps[k].y-p.y)
-				loc = append(loc, wp{k, x, y})
-			}
-			jx, jy := w.apply(q.x-p.x, q.y-p.y)
-			for _, vr := range variants {
-				n, pat := vr.n, vr.pat
-				for b := 1; b < n; b++ {
-					// Similarity z = c·(u - u0) in complex numbers with
-					// z(u_b) = j.
-					du := complex(pat[b][0]-pat[0][0], pat[b][1]-pat[0][1])
-					c := complex(jx, jy) / du
-					s := cmplxAbs(c)
-					if s < 1/maxPipR || s > 1/minPipR*1.1 {
-						continue
-					}
-					idx := make([]int, n)
-					idx[0], idx[b] = i, j
-					// Pips found so far, in pattern units from pat[0] and
-					// whitened pixels from i. Once three that are not in
-					// a line are found, the rest are predicted by the affine
-					// map through them: pips that are not quite round do not
-					// undo a face's slant in the whitened frame, and the
-					// similarity's error grows with the distance from i (a 6
-					// seen sheared by 13° lost its far corner).
-					us := [][2]float64{{0, 0}, {real(du), imag(du)}}
-					xs := [][2]float64{{0, 0}, {jx, jy}}
-					var aff affine
-					ok := true
-					for k := 1; k < n && ok; k++ {
-						if k == b {
+			mc := [3]float64{(p.cov[0] + q.cov[0]) / 2, (p.cov[1] + q.cov[1]) / 2, (p.cov[2] + q.cov[2]) / 2}
+			// Two frames: the one that makes the pips round (undoing a
+			// face's slant), and the photo's own at the pips' scale, for
+			// pips smeared by motion (their shape is no slant; whitening
+			// by it shears the face: a blurred 6's rows were 27° askew).
+			for _, w := range []m2{whitener(mc), isoWhitener(mc)} {
+				// Whitened neighbours of i (i itself at the origin).
+				type wp struct {
+					k    int
+					x, y float64
+				}
+				loc := make([]wp, 0, len(nb[i]))
+				for _, k := range nb[i] {
+					x, y := w.apply(ps[k].x-p.x, ps[k].y-p.y)
+					loc = append(loc, wp{k, x, y})
+				}
+				wloc := make([]wp, 0, len(weak[i]))
+				for _, k := range weak[i] {
+					x, y := w.apply(ps[k].x-p.x, ps[k].y-p.y)
+					wloc = append(wloc, wp{k, x, y})
+				}
+				jx, jy := w.apply(q.x-p.x, q.y-p.y)
+				for _, vr := range variants {
+					n, pat := vr.n, vr.pat
+					for b := 1; b < n; b++ {
+						// Similarity z = c·(u - u0) in complex numbers with
+						// z(u_b) = j.
+						du := complex(pat[b][0]-pat[0][0], pat[b][1]-pat[0][1])
+						c := complex(jx, jy) / du
+						s := cmplxAbs(c)
+						if s < 1/maxPipR || s > 1/minPipR*1.1 {
 							continue
 						}
-						pu := [2]float64{pat[k][0] - pat[0][0], pat[k][1] - pat[0][1]}
-						z := c * complex(pu[0], pu[1])
-						if aff.ok {
-							z = complex(aff.apply(pu))
-						}
-						best, bd := -1, fitTol*s
-						var bx, by float64
-						for _, l := range loc {
-							if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < bd {
-								best, bd, bx, by = l.k, d, l.x, l.y
+						idx := make([]int, n)
+						idx[0], idx[b] = i, j
+						// Pips found so far, in pattern units from pat[0] and
+						// whitened pixels from i. Once three that are not in
+						// a line are found, the rest are predicted by the affine
+						// map through them: pips that are not quite round do not
+						// undo a face's slant in the whitened frame, and the
+						// similarity's error grows with the distance from i (a 6
+						// seen sheared by 13° lost its far corner).
+						us := [][2]float64{{0, 0}, {real(du), imag(du)}}
+						xs := [][2]float64{{0, 0}, {jx, jy}}
+						var aff affine
+						ok, weakUsed := true, false
+						for k := 1; k < n && ok; k++ {
+							if k == b {
+								continue
 							}
+							pu := [2]float64{pat[k][0] - pat[0][0], pat[k][1] - pat[0][1]}
+							z := c * complex(pu[0], pu[1])
+							if aff.ok {
+								z = complex(aff.apply(pu))
+							}
+							best, bd := -1, fitTol*s
+							var bx, by float64
+							for _, l := range loc {
+								if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < bd {
+									best, bd, bx, by = l.k, d, l.x, l.y
+								}
+							}
+							if best < 0 && n >= 4 && !weakUsed {
+								for _, l := range wloc {
+									if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < bd {
+										best, bd, bx, by = l.k, d, l.x, l.y
+									}
+								}
+								weakUsed = best >= 0
+							}
+							if best < 0 || slices.Contains(idx[:k], best) {
+								ok = false
+								break
+							}
+							idx[k] = best
+							us = append(us, pu)
+							xs = append(xs, [2]float64{bx, by})
+							aff = fitAffine(us, xs)
 						}
-						if best < 0 || slices.Contains(idx[:k], best) {
-							ok = false
-							break
+						if !ok || hasDup(idx) {
+							continue
 						}
-						idx[k] = best
-						us = append(us, pu)
-						xs = append(xs, [2]float64{bx, by})
-						aff = fitAffine(us, xs)
-					}
-					if !ok || hasDup(idx) {
-						continue
-					}
-					kk := key(n, idx)
-					if seen[kk] {
-						continue
-					}
-					seen[kk] = true
-					if f, ok := fitFace(ps, n, idx); ok {
-						out = append(out, f)
+						kk := key(n, idx)
+						if seen[kk] {
+							continue
+						}
+						seen[kk] = true
+						if f, ok := fitFace(ps, n, idx); ok {
+							out = append(out, f)
+						}
 					}
 				}
 			}

@@ -119,3 +119,64 @@ func TestFreeSides(t *testing.T) {
 		t.Errorf("one die: side = %v, want %v", side, want)
 	}
 }
+
+// gridPips returns round pips (radius r) at the given points.
+func gridPips(at [][2]float64, r float64) []pip {
+	var ps []pip
+	for _, p := range at {
+		ps = append(ps, pip{x: p[0], y: p[1], r: r, cov: [3]float64{r * r / 4, 0, r * r / 4}, elong: 1, ok: true, ring: 200, core: 40})
+	}
+	return ps
+}
+
+// sixAt is a 6 (columns of three, column stretch 1.4) centred at (100,
+// 100) with a pip offset of 10 px.
+var sixAt = [][2]float64{{90, 86}, {90, 100}, {90, 114}, {110, 86}, {110, 100}, {110, 114}}
+
+func proposes(ps []pip, n int) bool {
+	for _, f := range faceHypotheses(ps) {
+		if f.n == n && f.resid < 0.1 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFaceHypothesesWeakPip: one roundish spot that is no clean pip (its
+// ring merged with a neighbour's under motion blur) may complete a face
+// of clean pips; two may not, nor a long thin one.
+func TestFaceHypothesesWeakPip(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		weak  []int
+		elong float64
+		want  bool
+	}{
+		{"all clean", nil, 1, true},
+		{"one blurred", []int{4}, 0.62, true},
+		{"two blurred", []int{1, 4}, 0.62, false},
+		{"one thin", []int{4}, 0.3, false},
+	} {
+		ps := gridPips(sixAt, 3.5)
+		for _, k := range tc.weak {
+			ps[k].ok, ps[k].elong = false, tc.elong
+		}
+		if got := proposes(ps, 6); got != tc.want {
+			t.Errorf("%s: 6 proposed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestFaceHypothesesSmearedPips: pips drawn out alike by motion blur (not
+// by a slant: the layout is a square) still make their face; whitening by
+// their shape alone shears it beyond the fit.
+func TestFaceHypothesesSmearedPips(t *testing.T) {
+	ps := gridPips([][2]float64{{88, 88}, {112, 88}, {112, 112}, {88, 112}}, 3.5)
+	for i := range ps {
+		ps[i].cov = [3]float64{9, 4.5, 5} // long axis at about 35°, ratio about 0.45
+		ps[i].elong = 0.45
+	}
+	if !proposes(ps, 4) {
+		t.Error("no 4 proposed for a square of smeared pips")
+	}
+}
