@@ -369,9 +369,14 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 		d := pipDie{f: f, conf: confidence(f)}
 		// A cube shows the camera its top and at most two sides: more
 		// "sides" around a face are a pile of dice, not this die's.
+		// And a top and a side are not both seen near square on: two
+		// such "faces" are pieces of one (two sides of a rendered 4 made
+		// two 2s).
 		if len(sides[i]) <= 2 {
 			for _, j := range sides[i] {
-				d.sidePips = append(d.sidePips, fs[j].pips...)
+				if topAndSide(&f, &fs[j]) {
+					d.sidePips = append(d.sidePips, fs[j].pips...)
+				}
 			}
 		}
 		if ambiguous[i] || f.doubt {
@@ -558,6 +563,18 @@ func upOf(f, h *face) int {
 		return -1
 	}
 	return 0
+}
+
+// maxTopSideFore2 bounds the sum of the squared foreshortenings of a
+// die's top and a side seen together: they are the cosines of the view's
+// angles to two of the cube's axes, whose squares sum to at most 1 (with
+// room for the error of faces fitted to a few small pips).
+const maxTopSideFore2 = 1.3
+
+// topAndSide reports whether faces f and h can be a die's top and a side
+// seen together (see maxTopSideFore2).
+func topAndSide(f, h *face) bool {
+	return f.fore*f.fore+h.fore*h.fore <= maxTopSideFore2
 }
 
 // clearFore is a clear difference in two faces' foreshortening.

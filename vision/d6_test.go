@@ -272,3 +272,23 @@ func TestUpFacesEveryTopDrawnOut(t *testing.T) {
 		t.Errorf("one face drawn out among square tops: %d dice reported, want 2", len(got))
 	}
 }
+
+// TestTopAndSide: a cube's top and side are never both seen near square
+// on (the squares of the cosines of the view's angles to its axes sum to
+// one at most).
+func TestTopAndSide(t *testing.T) {
+	for _, tc := range []struct {
+		top, side float64
+		want      bool
+	}{
+		{0.71, 0.63, true},  // matteop65: a 3 on top, its side 2 below
+		{0.87, 0.5, true},   // 30° from straight down
+		{0.97, 0.97, false}, // two halves of one flat face
+		{0.9, 0.75, false},
+	} {
+		f, h := face{fore: tc.top}, face{fore: tc.side}
+		if got := topAndSide(&f, &h); got != tc.want {
+			t.Errorf("fores %.2f and %.2f: topAndSide = %v, want %v", tc.top, tc.side, got, tc.want)
+		}
+	}
+}
