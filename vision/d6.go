@@ -349,16 +349,19 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 	freeSides(side, sides, same)
 	// A face seen this edge-on is the side of a die whose up face was not
 	// found (or a flat spot on something else): not a die to report —
-	// unless no top in the photo is seen squarer (every pip drawn out
-	// alike: motion blur across the photo, matteop65's smeared 3s).
+	// unless there are several tops and none is seen squarer (every pip
+	// drawn out alike: motion blur across the photo, matteop65's smeared
+	// 3s). One such face alone may be marks on another kind of die.
 	upFore := minUpFore
 	var best float64
+	tops := 0
 	for i, f := range fs {
 		if !side[i] && f.n >= 2 {
 			best = max(best, f.fore)
+			tops++
 		}
 	}
-	if best > 0 {
+	if tops >= 2 {
 		upFore = min(upFore, best-clearFore)
 	}
 	var out []pipDie
