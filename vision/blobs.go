@@ -392,27 +392,45 @@ func findTray(c *colourImg) ([]bool, [3]uint8) {
 			}
 		}
 	}
-	near := make([]uint8, w*h)
-	for i := range near {
-		d0 := abs(int(d[3*i]) - int(felt[0]))
-		dc := max(abs(int(d[3*i+1])-int(felt[1])), abs(int(d[3*i+2])-int(felt[2])))
-		if d0 < feltTolerance && 3*dc < 2*feltTolerance {
-			near[i] = 255
+	// The widest region near the felt's colour: first with chroma held
+	// close (light changes a felt's luma, not its chroma; a brown wall of
+	// low saturation in shade passed for grey felt and the "tray" was the
+	// whole photo), then, if that region is small (a textured floor's
+	// chroma varies), as loose as the luma.
+	region := func(chroma int) (gocv.PointsVector, int, float64, error) {
+		near := make([]uint8, w*h)
+		for i := range near {
+			d0 := abs(int(d[3*i]) - int(felt[0]))
+			dc := max(abs(int(d[3*i+1])-int(felt[1])), abs(int(d[3*i+2])-int(felt[2])))
+			if d0 < feltTolerance && 3*dc < chroma*feltTolerance {
+				near[i] = 255
+			}
 		}
+		nm, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, near)
+		if err != nil {
+			return gocv.PointsVector{}, -1, 0, err
+		}
+		defer nm.Close()
+		cs := gocv.FindContours(nm, gocv.RetrievalExternal, gocv.ChainApproxSimple)
+		best, bestArea := -1, 0.0
+		for i := 0; i < cs.Size(); i++ {
+			if a := gocv.ContourArea(cs.At(i)); a > bestArea {
+				best, bestArea = i, a
+			}
+		}
+		return cs, best, bestArea, nil
 	}
-	nm, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, near)
+	cs, best, bestArea, err := region(1)
 	if err != nil {
 		return nil, felt
 	}
-	defer nm.Close()
-	cs := gocv.FindContours(nm, gocv.RetrievalExternal, gocv.ChainApproxSimple)
-	defer cs.Close()
-	best, bestArea := -1, 0.0
-	for i := 0; i < cs.Size(); i++ {
-		if a := gocv.ContourArea(cs.At(i)); a > bestArea {
-			best, bestArea = i, a
+	if best < 0 || bestArea < float64(w*h)/4 {
+		cs.Close()
+		if cs, best, bestArea, err = region(2); err != nil {
+			return nil, felt
 		}
 	}
+	defer cs.Close()
 	if best < 0 || bestArea < float64(w*h)/4 {
 		return nil, felt
 	}
@@ -441,10 +459,11 @@ func findTray(c *colourImg) ([]bool, [3]uint8) {
 	return tray, felt
 }
 
-// feltTolerance is how far (luma, and chroma weighted 1.5) a pixel may be
+// feltTolerance is how far (in luma) a pixel may be
 // from the felt's colour to count as felt when finding the tray. Where
 // light falls off towards a corner the felt may drop out; the convex hull
-// takes the corner back.
+// takes the corner back. Chroma is held to a third of it, or two thirds
+// where that finds no tray (see findTray).
 const feltTolerance = blobThreshold
 
 // maskBlobs returns the regions marked in mask (255), at c's scale.

@@ -461,3 +461,56 @@ func TestLearnSceneScaleFromCommonSize(t *testing.T) {
 		t.Errorf("scale %d (want %d), found %d of 20 dice", s.side, want, rep.FoundScene)
 	}
 }
+
+// TestFindTrayBrownWall: a grey felt in a brown wall of low saturation,
+// the far wall in shade as dark as the felt. Counted as felt by its near
+// chroma, the wall made the tray the whole photo, and a die near the near
+// wall joined it (rendered tray 0 of seed 2: a yellow d10 missed).
+func TestFindTrayBrownWall(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 640, 480))
+	inner := image.Rect(36, 38, 604, 440)
+	die := image.Rect(318, 366, 382, 430) // 10 px from the near wall
+	for y := 0; y < 480; y++ {
+		for x := 0; x < 640; x++ {
+			p := image.Pt(x, y)
+			c := color.RGBA{116, 90, 65, 255} // wall: luma ~95, Cr ~143, Cb ~111
+			switch {
+			case p.In(die):
+				c = color.RGBA{225, 185, 50, 255}
+			case p.In(inner):
+				c = color.RGBA{73, 73, 75, 255}
+			case y < inner.Min.Y:
+				c = color.RGBA{96, 70, 45, 255} // the far wall in shade: luma ~75
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	c, err := newColour(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	tray, _ := findTray(c)
+	if tray == nil {
+		t.Fatal("no tray found")
+	}
+	w := c.mat.Cols()
+	at := func(x, y int) bool { return tray[int(float64(y)*c.scale)*w+int(float64(x)*c.scale)] }
+	if !at(320, 240) {
+		t.Error("the felt's middle is not in the tray")
+	}
+	for _, p := range []image.Point{{10, 10}, {320, 10}, {630, 470}, {320, 470}} {
+		if at(p.X, p.Y) {
+			t.Errorf("the wall at %v is in the tray", p)
+		}
+	}
+	found := false
+	for _, b := range findBlobsAlone(c) {
+		if b.dieLike() && centre(b.box).In(die) && centre(die).In(b.box) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the die near the wall was not found as a die")
+	}
+}
