@@ -202,7 +202,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			d.Cocked = true
 		}
 		if r.opts.Model != nil {
-			kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, b.box), r.allowedList())
+			kind, f, conf := r.classify(img, b.box)
 			if kind != "" && r.allows(kind) {
 				d.Confidence = conf
 				if conf >= 0.5 || d.Kind == "" {
@@ -225,10 +225,16 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 		if n, ok := witnessOn(witnesses, b.box); ok && !(d.Kind == "d6" && d.Face != nil && *d.Face == n) {
 			// The pips say a d6 showing n; the model says otherwise, or
 			// is unsure, or was never shown a pip d6 (a rendered 6 with
-			// white pips on red was read "d6 2" at 0.94).
-			d.unread()
-			if d.Kind != "d6" {
-				d.Kind, d.Confidence = "", 0
+			// white pips on red was read "d6 2" at 0.94). Its region may
+			// be only the die's top: the model is shown the die once more,
+			// grown (see classify), and the two agreeing is an answer.
+			if k, f, conf := r.opts.Model.Classify(numeral.CropDie(img, grow(b.box)), r.allowedList()); k == "d6" && f == n && conf >= r.opts.MinConfidence && !d.Cocked {
+				d.Kind, d.Face, d.Confidence = "d6", intp(n), conf
+			} else {
+				d.unread()
+				if d.Kind != "d6" {
+					d.Kind, d.Confidence = "", 0
+				}
 			}
 		}
 		if d.Kind != "" && !r.allows(d.Kind) {
@@ -340,6 +346,27 @@ func centre(r image.Rectangle) image.Point {
 	return image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2)
 }
 
+// classify reads the die in box with the model; when the model is unsure,
+// once more with the box grown by a tenth each way, and the surer reading
+// is kept: a region smaller than its die (a dark rim near the felt's
+// colour) crops the die tighter than enrolment's boxes did (rendered
+// trays: two dice the model was unsure of were read surely).
+func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, float64) {
+	kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, box), r.allowedList())
+	if conf >= r.opts.MinConfidence {
+		return kind, f, conf
+	}
+	if k2, f2, c2 := r.opts.Model.Classify(numeral.CropDie(img, grow(box)), r.allowedList()); c2 > conf {
+		return k2, f2, c2
+	}
+	return kind, f, conf
+}
+
+// grow returns box grown by a tenth of its longer side each way.
+func grow(box image.Rectangle) image.Rectangle {
+	return box.Inset(-max(1, max(box.Dx(), box.Dy())/10))
+}
+
 // modelReadsD6 reports whether the model was enrolled with d6 faces, so
 // that the set's d6 are numbered and read by the model.
 func (r *Reader) modelReadsD6() bool {
@@ -355,7 +382,7 @@ func (r *Reader) modelReadsD6() bool {
 // publish a guess); when it is sure of a different d6 face, the face is
 // null. A model that agrees, or is unsure, leaves the pip reading.
 func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
-	kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, b.box), r.allowedList())
+	kind, f, conf := r.classify(img, b.box)
 	if kind == "" || conf < r.opts.MinConfidence {
 		return
 	}

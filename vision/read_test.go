@@ -106,7 +106,7 @@ func TestCropDieCentres(t *testing.T) {
 // kindsClassifier is a fixedClassifier that also tells the kinds it knows,
 // as *numeral.Model does.
 type kindsClassifier struct {
-	fixedClassifier
+	FaceClassifier
 	kinds []string
 }
 
@@ -268,6 +268,70 @@ func TestMergeBlobsLeaningOne(t *testing.T) {
 		got := r.mergeBlobs(img, lean, []blob{b}, nil)
 		if len(got) != 1 || got[0].Cocked != c.wantCocked || (got[0].Face == nil) != c.wantCocked {
 			t.Errorf("model reads %s %d: got %+v, want cocked %v", c.model.die, c.model.face, got, c.wantCocked)
+		}
+	}
+}
+
+// sizeClassifier reads crops from a size up as d6 6 surely, and smaller
+// ones as d6 2 at confidence low.
+type sizeClassifier struct {
+	sure int
+	low  float64
+}
+
+func (s sizeClassifier) Classify(crop image.Image, _ []string) (string, int, float64) {
+	if crop.Bounds().Dx() >= s.sure {
+		return "d6", 6, 1
+	}
+	return "d6", 2, s.low
+}
+
+// TestClassifyGrowsTightBox: a die the model is unsure of is read once
+// more with its box grown by a tenth each way, and the surer reading kept;
+// a sure reading is not second-guessed.
+func TestClassifyGrowsTightBox(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	box := image.Rect(50, 50, 100, 100)
+	tight := numeral.CropDie(img, box).Bounds().Dx()
+	for _, tc := range []struct {
+		name   string
+		sure   int
+		face   int
+		atConf float64
+	}{
+		{"sure at once", tight, 6, 1},
+		{"sure once grown", tight + 1, 6, 1},
+		{"never sure", 10 * tight, 2, 0.6},
+	} {
+		r, err := NewReader(Options{Model: sizeClassifier{tc.sure, 0.6}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, f, conf := r.classify(img, box)
+		if f != tc.face || conf != tc.atConf {
+			t.Errorf("%s: read %d at %.2f, want %d at %.2f", tc.name, f, conf, tc.face, tc.atConf)
+		}
+	}
+}
+
+// TestMergeBlobsWitnessGrown: where the pips say a d6 showing n and the
+// model reads otherwise, the model is shown the die once more with its
+// box grown; agreeing then, the face is read, else it stays unread.
+func TestMergeBlobsWitnessGrown(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	b := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 4}
+	tight := numeral.CropDie(img, b.box).Bounds().Dx()
+	// Tight, the model is sure enough of a wrong face (a rendered red 6
+	// cropped to its top read "d6 2" at 0.94).
+	model := kindsClassifier{sizeClassifier{tight + 1, 0.94}, []string{"d6"}}
+	for _, c := range []struct{ pips, want int }{{6, 6}, {5, 0}} {
+		r, err := NewReader(Options{Model: model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.mergeBlobs(img, nil, []blob{b}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare}})
+		if len(got) != 1 || (c.want == 0) != (got[0].Face == nil) || (got[0].Face != nil && *got[0].Face != c.want) {
+			t.Errorf("pips %d: got %+v, want face %d (0: unread)", c.pips, got, c.want)
 		}
 	}
 }
