@@ -26,7 +26,7 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 	defer inv.close()
 	ps := findPips(g, inv)
 	hyps := faceHypotheses(ps)
-	var valid []face
+	var valid, cut []face
 	for _, f := range hyps {
 		gg := g
 		if ps[f.pips[0]].light {
@@ -35,6 +35,8 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 		if q := checkFace(gg, ps, &f); q > 0 {
 			f.q = q
 			valid = append(valid, f)
+		} else if f.cut && f.n >= 2 {
+			cut = append(cut, f)
 		}
 	}
 	// A face whose pips are all part of a larger valid face is a piece of
@@ -66,7 +68,22 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 		chosen = append(chosen, f)
 	}
 	markOtherPairings(chosen, valid, ps)
+	markCutPips(chosen, cut)
 	return consistent(upFaces(g, inv, ps, chosen), ps), ps
+}
+
+// markCutPips makes doubtful a chosen face that shares a pip with a bigger
+// face the photo's edge cuts: that face is not read, but its pips are no
+// smaller face of their own (a 2 at the edge read as the 1 of its upper
+// pip).
+func markCutPips(chosen, cut []face) {
+	for i := range chosen {
+		for _, c := range cut {
+			if c.n > chosen[i].n && slices.ContainsFunc(chosen[i].pips, func(k int) bool { return slices.Contains(c.pips, k) }) {
+				chosen[i].doubt = true
+			}
+		}
+	}
 }
 
 // pairingMargin is how much more alike (see alike) the chosen 2's pips
@@ -217,10 +234,11 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	}
 	// The whole face in the photo: a "face" the frame cuts is no die to
 	// read (webcam photos: keys of a keyboard at the edge, with light
-	// marks, made a 2).
+	// marks, made a 2). Its pips still belong to it (see readPips).
 	for _, c := range [][2]float64{{-1, -1}, {1, -1}, {1, 1}, {-1, 1}} {
 		x, y := f.toImage(c[0]*inFrame*f.half, c[1]*inFrame*f.half)
 		if x < 0 || y < 0 || x > float64(g.w-1) || y > float64(g.h-1) {
+			f.cut = true
 			return 0
 		}
 	}
@@ -433,9 +451,11 @@ func freeSides(side []bool, sides [][]int, same [][]bool) {
 // looked at by markOrphans: past the corners of a missed-pip 6 seen as a 3.
 const orphanReach = 1.8
 
-// orphanEdge is how far out, in the face's half sides, a pip still lies on
-// the face (its half side is estimated from the pip size).
-const orphanEdge = 1.1
+// orphanEdge is how far out, in the face's half sides, a pip may lie and
+// still be on the face (its half side is a guess from the pip size): on
+// matteop65 the side faces' pips lie 1.53 half sides out or more, and the
+// other half of a slanted rendered 4 lay 1.10–1.36 out.
+const orphanEdge = 1.45
 
 // markOrphans makes doubtful (null) a face with two or more pips beside it
 // that belong to no face and look like its own (same polarity, round,
@@ -589,13 +609,12 @@ const minUpFore = 0.55
 
 // markCocked flags dice whose up face is tilted much more than the others':
 // a die leaning on another die or the wall shows no face straight up. The
-// others are the faces of several pips; in a roll of only 1s, the 1s (a
-// webcam at a slant sees every pip foreshortened: matteop65 had ten flat
-// 1s flagged against a flat face). Faces of several pips set the reference
-// when there are any: a numbered die's marks, taken for lone pips, say
-// nothing of the slant. The reference is the median of three or more, the
-// squarest of fewer; a die alone is never flagged here, as the camera's
-// slant is unknown (under TopDown, markLeaning judges each die alone).
+// reference is the median of three or more faces of several pips (a
+// numbered die's marks, taken for lone pips, say nothing of the slant),
+// else the squarest of all the dice, 1s too (a webcam at a slant sees
+// every pip foreshortened: matteop65 had ten flat 1s flagged against a
+// flat face). A die alone is never flagged here, as the camera's slant is
+// unknown (under TopDown, markLeaning judges each die alone).
 func markCocked(ds []pipDie) {
 	var fores, all []float64
 	for _, d := range ds {
@@ -604,15 +623,13 @@ func markCocked(ds []pipDie) {
 			fores = append(fores, d.f.fore)
 		}
 	}
-	if len(fores) == 0 {
-		fores = all
-	}
 	ref := 1.0
-	switch slices.Sort(fores); {
+	switch {
 	case len(fores) >= 3:
+		slices.Sort(fores)
 		ref = fores[len(fores)/2]
-	case len(fores) > 0:
-		ref = fores[len(fores)-1]
+	case len(all) > 0:
+		ref = slices.Max(all)
 	}
 	for i := range ds {
 		if ds[i].f.fore < min(ref, 1)-0.3 {
@@ -703,7 +720,8 @@ func dropSubFaces(fs []face) []face {
 // dice read from a clear pattern of several pips set the reference: a
 // single dark or light spot (a 1) must have the same pip polarity, a pip of
 // similar size and a similar contrast to be taken for a die. Without such
-// a reference the strongest 1s set it.
+// a reference, the 1s whose dice show side faces set it, or failing those
+// the strongest 1s.
 func consistent(ds []pipDie, ps []pip) []pipDie {
 	if len(ds) == 0 {
 		return ds

@@ -165,6 +165,7 @@ func TestMarkCockedReference(t *testing.T) {
 		{"one 1 at a slant", lone(0.6), []bool{false}},
 		{"one 3 at a slant", []pipDie{{f: face{n: 3, fore: 0.6}}}, []bool{false}},
 		{"a 1 beside a flat 2", append(lone(0.62, 0.64, 0.66), pipDie{f: face{n: 2, fore: 1}}), []bool{true, true, true, false}},
+		{"a leaning 3 beside flat 1s", append(lone(0.95, 0.97), pipDie{f: face{n: 3, fore: 0.5}}), []bool{false, false, true}},
 	} {
 		markCocked(tc.ds)
 		for i, d := range tc.ds {
@@ -295,6 +296,24 @@ func TestTopAndSide(t *testing.T) {
 		f, h := face{fore: tc.top}, face{fore: tc.side}
 		if got := topAndSide(&f, &h); got != tc.want {
 			t.Errorf("fores %.2f and %.2f: topAndSide = %v, want %v", tc.top, tc.side, got, tc.want)
+		}
+	}
+}
+
+// TestReadPipsTwoAtTheEdge: a 2 whose face the photo's edge cuts is not
+// read, and neither is the 1 its upper pip would make alone (its pips are
+// the cut face's).
+func TestReadPipsTwoAtTheEdge(t *testing.T) {
+	for _, topDown := range []bool{false, true} {
+		g, _ := drawDice(t, 320, 240, 60, []image.Rectangle{image.Rect(132, 192, 188, 248)}, [][2]float64{{147.3, 207.3}, {172.7, 232.7}}, 4.5)
+		ds, _ := readPips(g)
+		if topDown {
+			markLeaning(ds)
+		}
+		for _, d := range ds {
+			if !d.null {
+				t.Errorf("topDown %v: a die cut by the edge read as %d", topDown, d.f.n)
+			}
 		}
 	}
 }

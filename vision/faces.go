@@ -88,7 +88,8 @@ type face struct {
 	half   float64 // estimated half side of the face, face units
 	sv     float64 // a 6's column stretch (see sixStretch); 1 otherwise
 	q      float64 // quality 0–1, used to choose and for confidence
-	doubt  bool    // the pips may be read as another face (markOtherPairings)
+	doubt  bool    // the pips may be read as another face (markOtherPairings, markCutPips)
+	cut    bool    // the photo's edge cuts the face (checkFace)
 }
 
 // toFace maps working pixels to face units.
@@ -113,6 +114,11 @@ func whitener(c [3]float64) m2 {
 	w := symPow(c, -0.5)
 	return m2{w.a / 2, w.b / 2, w.c / 2, w.d / 2}
 }
+
+// roundFrame is the roundness of two pips' mean shape from which the
+// photo's own frame is not tried as well: it is near the whitened one, and
+// the search costs the square of the pips' neighbours.
+const roundFrame = 0.85
 
 // isoWhitener is whitener without the shape: W·(x-c) in units of the
 // radius of a round pip of c's area.
@@ -205,7 +211,11 @@ func faceHypotheses(ps []pip) []face {
 			// face's slant), and the photo's own at the pips' scale, for
 			// pips smeared by motion (their shape is no slant; whitening
 			// by it shears the face: a blurred 6's rows were 27° askew).
-			for _, w := range []m2{whitener(mc), isoWhitener(mc)} {
+			frames := []m2{whitener(mc)}
+			if roundness(mc) < roundFrame {
+				frames = append(frames, isoWhitener(mc))
+			}
+			for _, w := range frames {
 				// Whitened neighbours of i (i itself at the origin).
 				type wp struct {
 					k    int

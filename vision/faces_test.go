@@ -168,15 +168,32 @@ func TestFaceHypothesesWeakPip(t *testing.T) {
 }
 
 // TestFaceHypothesesSmearedPips: pips drawn out alike by motion blur (not
-// by a slant: the layout is a square) still make their face; whitening by
-// their shape alone shears it beyond the fit.
+// by a slant: the layout is a square) still make their face, proposed in
+// the photo's own frame (whitening by their shape alone shears it beyond
+// the fit) and accepted; round pips are not searched twice.
 func TestFaceHypothesesSmearedPips(t *testing.T) {
-	ps := gridPips([][2]float64{{88, 88}, {112, 88}, {112, 112}, {88, 112}}, 3.5)
-	for i := range ps {
-		ps[i].cov = [3]float64{9, 4.5, 5} // long axis at about 35°, ratio about 0.45
-		ps[i].elong = 0.45
-	}
-	if !proposes(ps, 4) {
-		t.Error("no 4 proposed for a square of smeared pips")
+	for _, cov := range [][3]float64{{8, 2.5, 5}, {5, -2.5, 8}} {
+		at := [][2]float64{{88, 88}, {112, 88}, {112, 112}, {88, 112}}
+		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{image.Rect(64, 64, 136, 136)}, at, 3.5)
+		var idx []int
+		for _, p := range at {
+			k := pipAtPos(t, ps, p[0], p[1])
+			ps[k].cov = cov // smeared: roundness 0.62
+			ps[k].elong = roundness(cov)
+			idx = append(idx, k)
+		}
+		var four *face
+		for _, f := range faceHypotheses(ps) {
+			if f.n == 4 && f.resid < 0.1 {
+				four = &f
+				break
+			}
+		}
+		if four == nil {
+			t.Fatalf("cov %v: no 4 proposed for a square of smeared pips", cov)
+		}
+		if q := checkFace(g, ps, four); q <= 0 {
+			t.Errorf("cov %v: the 4 was proposed but refused", cov)
+		}
 	}
 }

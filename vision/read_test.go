@@ -157,9 +157,11 @@ func TestMarkOrphans(t *testing.T) {
 	face3 := func() []pipDie {
 		return []pipDie{{f: face{n: 3, pips: []int{0, 1, 2}, cx: 100, cy: 100, A: m2{10, 0, 0, 10}, half: 2.4}}}
 	}
-	// Two pips of a side face seen below the top (v ≈ 2.8 and 3.0 face
-	// units, past the face's half side of 2.4).
-	below := []pip{pipAt(95, 128, 3, 60), pipAt(108, 130, 3, 60)}
+	// Two pips of a side face seen below the top (v ≈ 3.8 and 4.0 face
+	// units, 1.6 half sides out), and two just past the edge (v ≈ 2.9,
+	// 1.2 half sides: the other half of a slanted 4, which is on the face).
+	below := []pip{pipAt(95, 138, 3, 60), pipAt(108, 140, 3, 60)}
+	justPast := []pip{pipAt(95, 129, 3, 60), pipAt(108, 129, 3, 60)}
 	for _, tc := range []struct {
 		name   string
 		extra  []pip
@@ -171,6 +173,7 @@ func TestMarkOrphans(t *testing.T) {
 		{"rest of a six", []pip{pipAt(110, 90, 3, 60), pipAt(118, 98, 3, 58)}, false, false, true},
 		{"rest of a six found as a side", []pip{pipAt(110, 90, 3, 60), pipAt(118, 98, 3, 58)}, true, false, true},
 		{"side face past the edge", below, true, false, false},
+		{"side face just past the edge", justPast, true, false, true},
 		{"pips past the edge of no side face", below, false, false, true},
 		{"side face beside a lone pip", below, true, true, true},
 		{"one spot", []pip{pipAt(110, 90, 3, 60)}, false, false, false},
