@@ -300,19 +300,36 @@ func TestTopAndSide(t *testing.T) {
 	}
 }
 
-// TestReadPipsTwoAtTheEdge: a 2 whose face the photo's edge cuts is not
-// read, and neither is the 1 its upper pip would make alone (its pips are
-// the cut face's).
+// TestReadPipsTwoAtTheEdge: a 2 near the photo's edge is read as 2 while
+// its face is in the photo; when the edge cuts the face it is not read,
+// and neither is the 1 its upper pip would make alone (its pips are the
+// cut face's). It is never read as 1.
 func TestReadPipsTwoAtTheEdge(t *testing.T) {
-	for _, topDown := range []bool{false, true} {
-		g, _ := drawDice(t, 320, 240, 60, []image.Rectangle{image.Rect(132, 192, 188, 248)}, [][2]float64{{147.3, 207.3}, {172.7, 232.7}}, 4.5)
-		ds, _ := readPips(g)
-		if topDown {
-			markLeaning(ds)
-		}
-		for _, d := range ds {
-			if !d.null {
-				t.Errorf("topDown %v: a die cut by the edge read as %d", topDown, d.f.n)
+	for _, tc := range []struct {
+		cy   float64 // the die's centre; the photo ends at 240
+		want int     // 0: no face read
+	}{
+		{214, 2},
+		{221.5, 0},
+	} {
+		for _, topDown := range []bool{false, true} {
+			die := image.Rect(160-28, int(tc.cy)-28, 160+28, int(tc.cy)+28)
+			g, _ := drawDice(t, 320, 240, 60, []image.Rectangle{die}, [][2]float64{{147.3, tc.cy - 12.7}, {172.7, tc.cy + 12.7}}, 4.5)
+			ds, _ := readPips(g)
+			if topDown {
+				markLeaning(ds)
+			}
+			got := 0
+			for _, d := range ds {
+				if !d.null {
+					if got != 0 {
+						t.Errorf("centre %.1f, topDown %v: two dice read", tc.cy, topDown)
+					}
+					got = d.f.n
+				}
+			}
+			if got != tc.want {
+				t.Errorf("centre %.1f, topDown %v: read %d, want %d (0: none)", tc.cy, topDown, got, tc.want)
 			}
 		}
 	}
