@@ -533,12 +533,19 @@ func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
 		return false
 	}
 	// Die-bright all the way between them: two dice have a gap or a shadow
-	// between their faces, the faces of one die do not.
+	// between their faces, the faces of one die do not. The die's
+	// brightness is the darker face's (a side in shade is still the die),
+	// so the answer does not hang on which face is f.
+	return dieBright(g, ps, f.cx, f.cy, h.cx, h.cy, append(slices.Clip(f.pips), h.pips...), min(ringOf(ps, f), ringOf(ps, h)))
+}
+
+// ringOf is the mean brightness around f's pips: the die's face.
+func ringOf(ps []pip, f *face) float64 {
 	var ring float64
 	for _, k := range f.pips {
 		ring += ps[k].ring / float64(f.n)
 	}
-	return dieBright(g, ps, f.cx, f.cy, h.cx, h.cy, append(slices.Clip(f.pips), h.pips...), ring)
+	return ring
 }
 
 // dieBright reports whether g is at least sameDieBright of the die's

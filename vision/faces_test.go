@@ -197,3 +197,29 @@ func TestFaceHypothesesSmearedPips(t *testing.T) {
 		}
 	}
 }
+
+// TestSameDieEitherWay: a top and a side in shade are one die whichever
+// face is asked first (the die's brightness is the darker face's).
+func TestSameDieEitherWay(t *testing.T) {
+	img := image.NewGray(image.Rect(0, 0, 100, 60))
+	for y := 0; y < 60; y++ {
+		for x := 0; x < 100; x++ {
+			v := uint8(200)
+			if x >= 50 {
+				v = 140 // the side in shade
+			}
+			img.SetGray(x, y, color.Gray{Y: v})
+		}
+	}
+	g, err := newGray(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	ps := []pip{{x: 30, y: 30, r: 3, ring: 200, core: 40}, {x: 70, y: 30, r: 3, ring: 140, core: 30}}
+	f := face{n: 1, pips: []int{0}, cx: 30, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+	h := face{n: 1, pips: []int{1}, cx: 70, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+	if a, b := sameDie(g, g, ps, &f, &h), sameDie(g, g, ps, &h, &f); !a || !b {
+		t.Errorf("sameDie top-side %v, side-top %v; want both true", a, b)
+	}
+}
