@@ -21,7 +21,7 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	var witnesses []witness
 	switch {
 	case r.allows("d6"):
-		pds, _ := readPips(g)
+		pds, ps := readPips(g)
 		if r.opts.TopDown {
 			markLeaning(pds)
 		}
@@ -34,14 +34,14 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 			// looking down, a foreshortened pip face marks its die
 			// cocked), and a pip face it reads otherwise makes the face
 			// unread.
-			witnesses = pipWitnesses(g, pds, false)
+			witnesses = pipWitnesses(g, pds, ps, false)
 		}
 	case r.pipGuard:
 		// In the view of a set enrolled without d6 no pip die is looked
 		// for, but a face of several pips still leaves its die unread:
 		// the model was never shown a pip d6.
-		pds, _ := readPips(g)
-		witnesses = pipWitnesses(g, pds, true)
+		pds, ps := readPips(g)
+		witnesses = pipWitnesses(g, pds, ps, true)
 	}
 	if img != nil && r.needBlobs() {
 		bs, err := r.blobs(img, inView)
@@ -286,6 +286,7 @@ type witness struct {
 	box   image.Rectangle
 	n     int
 	share float64 // the least share of a die's box it must take to count
+	pipR  float64 // its pips' mean radius
 }
 
 // pipWitnesses are the faces of two or more pips among pds, not in doubt.
@@ -295,7 +296,7 @@ type witness struct {
 // die's box: it can only leave a die unread. Against a model that reads
 // d6, the face must be sure, seen near square on (witnessFore) and most of
 // the die's top (witnessShare).
-func pipWitnesses(g *grayImg, pds []pipDie, guard bool) []witness {
+func pipWitnesses(g *grayImg, pds []pipDie, ps []pip, guard bool) []witness {
 	var ws []witness
 	for _, pd := range pds {
 		if pd.f.n >= 2 && (guard || !pd.null && pd.f.fore >= witnessFore) {
@@ -303,7 +304,11 @@ func pipWitnesses(g *grayImg, pds []pipDie, guard bool) []witness {
 			if guard {
 				share = 0.25
 			}
-			ws = append(ws, witness{g.toPhoto(pd.f.box()), pd.f.n, share})
+			var r float64
+			for _, k := range pd.f.pips {
+				r += ps[k].r / float64(pd.f.n)
+			}
+			ws = append(ws, witness{g.toPhoto(pd.f.box()), pd.f.n, share, r / g.scale})
 		}
 	}
 	return ws
@@ -315,12 +320,19 @@ func pipWitnesses(g *grayImg, pds []pipDie, guard bool) []witness {
 // numerals make a "face" far smaller).
 func witnessOn(ws []witness, box image.Rectangle) (int, bool) {
 	for _, w := range ws {
-		if centre(w.box).In(box) && float64(w.box.Dx()*w.box.Dy()) >= w.share*float64(box.Dx()*box.Dy()) {
+		if centre(w.box).In(box) && float64(w.box.Dx()*w.box.Dy()) >= w.share*float64(box.Dx()*box.Dy()) &&
+			w.pipR >= minWitnessPip*float64(max(box.Dx(), box.Dy())) {
 			return w.n, true
 		}
 	}
 	return 0, false
 }
+
+// minWitnessPip is the least pip radius of a witness, as a share of its
+// die's longer side: a d6's pips are a twentieth of its side or more
+// (matteop65 6–7%, rendered 6–7%); the dots of a d20's numerals ~10 px
+// high, seen as a "2", were 4–5% and left a roller's d20 unread.
+const minWitnessPip = 0.05
 
 // witnessShare is the least share of a die's box its top face's takes.
 const witnessShare = 0.45

@@ -206,21 +206,26 @@ func TestMergeBlobsPipGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.mergeBlobs(img, nil, []blob{onGuard, other}, []witness{{image.Rect(56, 56, 104, 104), 4, witnessShare}})
+	got := r.mergeBlobs(img, nil, []blob{onGuard, other}, []witness{{image.Rect(56, 56, 104, 104), 4, witnessShare, 5}})
 	if len(got) != 2 || got[0].Kind != "" || got[0].Face != nil || got[1].Kind != "d20" || got[1].Face == nil || *got[1].Face != 17 {
 		t.Fatalf("got %+v, want an unread die of no kind at the guard and a d20 17", got)
 	}
 	// A "face" far smaller than the die (the pip-like marks of a d12's
-	// small numerals) is no witness.
-	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(70, 70, 90, 90), 2, witnessShare}})
+	// small numerals) is no witness, nor one whose pips are tiny for the
+	// die (a d20's numeral dots: radius 2.4 px on a 54 px die).
+	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(70, 70, 90, 90), 2, witnessShare, 5}})
 	if len(got) != 1 || got[0].Face == nil || *got[0].Face != 17 {
 		t.Errorf("a small pip face on a d20: got %+v, want d20 17", got)
+	}
+	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), 2, 0.25, 2.4}})
+	if len(got) != 1 || got[0].Face == nil || *got[0].Face != 17 {
+		t.Errorf("a face of tiny pips on a d20: got %+v, want d20 17", got)
 	}
 	// A model that reads d6: its reading stands where the pips agree, and
 	// the face is unread where they do not.
 	for _, c := range []struct{ pips, want int }{{6, 6}, {2, 0}} {
 		r, _ := NewReader(Options{Model: kindsClassifier{fixedClassifier{"d6", 6, 0.99}, []string{"d6", "d20"}}})
-		got := r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare}})
+		got := r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare, 5}})
 		if len(got) != 1 || got[0].Kind != "d6" || (c.want == 0) != (got[0].Face == nil) || (got[0].Face != nil && *got[0].Face != c.want) {
 			t.Errorf("model 6, pips %d: got %+v", c.pips, got)
 		}
@@ -332,7 +337,7 @@ func TestMergeBlobsWitnessGrown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := r.mergeBlobs(img, nil, []blob{b}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare}})
+		got := r.mergeBlobs(img, nil, []blob{b}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare, 5}})
 		if len(got) != 1 || (c.want == 0) != (got[0].Face == nil) || (got[0].Face != nil && *got[0].Face != c.want) {
 			t.Errorf("pips %d: got %+v, want face %d (0: unread)", c.pips, got, c.want)
 		}

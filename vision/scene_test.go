@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -170,6 +171,41 @@ func TestLearnScene(t *testing.T) {
 	}
 	if asked, _ := kinds.ForKinds([]string{"d6", "d20"}); func() bool { v, ok := asked.forPhoto(inView); return v != asked || !ok }() {
 		t.Error("kinds asked for should stand in the scene's view, which still applies")
+	}
+	// A pip d6 in the view of a set enrolled without d6 is no d20: the
+	// model (here sure of "d20 11" for anything) is overruled by its pips.
+	withD6 := image.NewRGBA(inView.Bounds())
+	draw.Draw(withD6, withD6.Bounds(), inView, inView.Bounds().Min, draw.Src)
+	d6 := image.Rect(300, 200, 356, 256)
+	if want := test.Labels[test.Files[0]][0].Box; want.Overlaps(d6.Inset(-20)) {
+		d6 = d6.Add(image.Pt(0, 120))
+	}
+	draw.Draw(withD6, d6, image.NewUniform(color.RGBA{235, 230, 215, 255}), image.Point{}, draw.Src)
+	for _, p := range [][2]int{{-1, -1}, {-1, 1}, {1, -1}, {1, 1}} { // a 4
+		cx, cy := (d6.Min.X+d6.Max.X)/2+p[0]*13, (d6.Min.Y+d6.Max.Y)/2+p[1]*13
+		for y := cy - 5; y <= cy+5; y++ {
+			for x := cx - 5; x <= cx+5; x++ {
+				if (x-cx)*(x-cx)+(y-cy)*(y-cy) <= 20 {
+					withD6.SetRGBA(x, y, color.RGBA{25, 25, 25, 255})
+				}
+			}
+		}
+	}
+	dice, err := kinds.Read(withD6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onD6 := 0
+	for _, d := range dice {
+		if centre(d.Box).In(d6) {
+			onD6++
+			if d.Face != nil {
+				t.Errorf("a pip d6 in a d20 set's view read as %s %d", d.Kind, *d.Face)
+			}
+		}
+	}
+	if onD6 != 1 {
+		t.Errorf("the pip d6 in the view: %d dice there, want 1 unread (all: %+v)", onD6, dice)
 	}
 
 	// A photo of another size is not compared with the scene.
