@@ -69,7 +69,26 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 	}
 	markOtherPairings(chosen, valid, ps)
 	markCutPips(chosen, cut)
+	markBetterRivals(chosen, valid)
 	return consistent(upFaces(g, inv, ps, chosen), ps), ps
+}
+
+// clearQuality is a clear difference in two faces' quality (checkFace).
+const clearQuality = 0.3
+
+// markBetterRivals makes doubtful a chosen face that shares a pip with a
+// face of other pips the image fits clearly better: chosen for its pips'
+// number, it may be a top's pips and a side's taken together (a "6" of a
+// 4's pips and two of the side's below, quality 0.57, over the 4 at 0.98).
+func markBetterRivals(chosen, valid []face) {
+	for i := range chosen {
+		f := &chosen[i]
+		for _, h := range valid {
+			if h.n != f.n && h.q >= f.q+clearQuality && slices.ContainsFunc(f.pips, func(k int) bool { return slices.Contains(h.pips, k) }) {
+				f.doubt = true
+			}
+		}
+	}
 }
 
 // markCutPips makes doubtful a chosen face that shares a pip with a bigger
@@ -702,7 +721,7 @@ func dropSubFaces(fs []face) []face {
 	for i := range fs {
 		sub := false
 		for j := range fs {
-			if fs[j].n <= fs[i].n || fs[j].n < 4 {
+			if fs[j].n <= fs[i].n || fs[j].n < 4 || fs[i].q >= fs[j].q+clearQuality {
 				continue
 			}
 			all := true
