@@ -57,7 +57,7 @@ func TestDebugDump(t *testing.T) {
 		}
 		var ds []Die
 		for _, pd := range dice {
-			d := r.pipDie(g, pd)
+			d := r.pipDie(g, pd, ps)
 			ds = append(ds, d)
 			t.Logf("%s face n=%d fore=%.2f resid=%.2f pipR=%.2f q=%.2f null=%v cocked=%v", f, pd.f.n, pd.f.fore, pd.f.resid, pd.f.pipR, pd.f.q, pd.null, pd.cocked)
 		}

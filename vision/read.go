@@ -26,7 +26,7 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 			markLeaning(pds)
 		}
 		for _, pd := range pds {
-			out = append(out, r.pipDie(g, pd))
+			out = append(out, r.pipDie(g, pd, ps))
 		}
 		if r.modelReadsD6() {
 			// The model reads the set's d6 (mergeBlobs drops what the pip
@@ -131,7 +131,8 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 // whose top one is must be read as a d6 of that many pips, else its face
 // is unread (and its kind, unless d6).
 func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []witness) []Die {
-	var leaning, leaningOnes []image.Rectangle
+	var leaning []Die
+	var leaningOnes []image.Rectangle
 	if r.modelReadsD6() {
 		// The model reads the set's d6: what the pip counter found is not
 		// to be counted (on burksbuilds photos, with numbered d6, it found
@@ -139,7 +140,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 		// are kept, to mark their dice cocked.
 		for _, d := range dice {
 			if d.Cocked && r.opts.TopDown {
-				leaning = append(leaning, d.Box)
+				leaning = append(leaning, d)
 				if d.pips == 1 {
 					leaningOnes = append(leaningOnes, d.Box)
 				}
@@ -343,10 +344,13 @@ const witnessShare = 0.45
 const witnessFore = 0.7
 
 // leansIn reports whether one of the leaning pip faces is the top of the
-// die in box: its centre inside, and not a speck far smaller than the die.
-func leansIn(leaning []image.Rectangle, box image.Rectangle) bool {
+// die in box: its centre inside, not a speck far smaller than the die, and
+// its pips not tiny for it (the round marks of a rendered d100's "90",
+// seen leaning, made it cocked: see minWitnessPip).
+func leansIn(leaning []Die, box image.Rectangle) bool {
 	for _, f := range leaning {
-		if centre(f).In(box) && box.Dx()*box.Dy() <= 4*f.Dx()*f.Dy() {
+		if centre(f.Box).In(box) && box.Dx()*box.Dy() <= 4*f.Box.Dx()*f.Box.Dy() &&
+			f.pipR >= minWitnessPip*float64(max(box.Dx(), box.Dy())) {
 			return true
 		}
 	}
@@ -410,8 +414,11 @@ func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 }
 
 // pipDie turns a pip reading into a Die in photo coordinates.
-func (r *Reader) pipDie(g *grayImg, pd pipDie) Die {
+func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
 	d := Die{Kind: "d6", Confidence: pd.conf, Cocked: pd.cocked, pips: pd.f.n}
+	for _, k := range pd.f.pips {
+		d.pipR += ps[k].r / g.scale / float64(pd.f.n)
+	}
 	d.Box = g.toPhoto(pd.f.box())
 	h := pd.f.half
 	for _, c := range [][2]float64{{-h, -h}, {h, -h}, {h, h}, {-h, h}} {

@@ -343,3 +343,22 @@ func TestMergeBlobsWitnessGrown(t *testing.T) {
 		}
 	}
 }
+
+// TestLeansInNeedsPipsOfADie: a leaning pip face marks the die it lies on
+// cocked only when its pips are of a d6's size for that die, not the round
+// marks of a numeral (a rendered d100's "90").
+func TestLeansInNeedsPipsOfADie(t *testing.T) {
+	box := image.Rect(50, 50, 110, 110)
+	face := image.Rect(60, 62, 100, 96)
+	for _, tc := range []struct {
+		pipR float64
+		want bool
+	}{
+		{5, true},
+		{2, false},
+	} {
+		if got := leansIn([]Die{{Box: face, pipR: tc.pipR}}, box); got != tc.want {
+			t.Errorf("pip radius %.0f on a 60 px die: leansIn = %v, want %v", tc.pipR, got, tc.want)
+		}
+	}
+}

@@ -71,7 +71,8 @@ type Die struct {
 	// known.
 	Outline []image.Point
 
-	pips int // the pips of the face the pip counter found; 0 otherwise
+	pips int     // the pips of the face the pip counter found; 0 otherwise
+	pipR float64 // their mean radius, photo pixels
 }
 
 // Reader reads dice from photos. It is safe for concurrent use.
