@@ -3,6 +3,7 @@ package tower
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -204,4 +205,38 @@ func sameFaces(a, b []int) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// TestCameraEyesCockedNumbered measures the known gap of issue 7: a
+// numbered die leaning on the tray's wall, seen by the simulated camera
+// and read by the rendered model, is answered instead of left unread (a
+// pip d6 is caught by its foreshortened pips; nothing yet tells a leaning
+// d4–d100 from a flat one). The target is none answered; until then the
+// count must not grow. TOWERD_LONG=1 runs it (60 rolls).
+func TestCameraEyesCockedNumbered(t *testing.T) {
+	if os.Getenv("TOWERD_LONG") == "" {
+		t.Skip("set TOWERD_LONG=1 to measure cocked numbered dice on the simulated camera")
+	}
+	const known = 38 // of 60, measured at the end of session 8
+	m := renderedModel(t)
+	answered, misread := 0, 0
+	for _, k := range []rules.Die{rules.D4, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100} {
+		for seed := uint64(1); seed <= 10; seed++ {
+			e, cam := simEyes(t, seed, m, simcam.Faults{Cocked: true})
+			got, err := roll(t, e, []rules.Die{k, rules.D6})
+			switch {
+			case isMisread(err):
+				misread++
+			case err == nil:
+				answered++
+				t.Logf("%s seed %d: the cocked die answered, roll read %v (truth %+v)", k, seed, got, cam.Truth()[0])
+			default:
+				t.Fatalf("%s seed %d: %v", k, seed, err)
+			}
+		}
+	}
+	t.Logf("cocked numbered dice: %d of 60 answered, %d misread", answered, misread)
+	if answered > known {
+		t.Errorf("%d cocked numbered dice answered, more than the %d known", answered, known)
+	}
 }
