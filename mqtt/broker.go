@@ -11,6 +11,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -29,7 +30,18 @@ type Broker struct {
 	internalUser, internalPass string
 	closeOnce                  sync.Once
 	stop                       func() bool
+	// status is the status topic of the tower served (see ClientConfig):
+	// Close first delivers what is in flight on it.
+	status atomic.Value // string
+	// acked is signalled when a delivery completes or a client leaves.
+	acked chan struct{}
 }
+
+// drainLimit bounds how long Close waits for connected subscribers to
+// acknowledge the tower's status: towerd publishes "offline" just before
+// its broker closes, the broker acknowledges it at once, and a bot under
+// load saw its connection end before its copy came.
+const drainLimit = time.Second
 
 const internalUser = "towerd-internal"
 
@@ -48,7 +60,7 @@ func StartBroker(ctx context.Context, cfg Config, log *slog.Logger) (*Broker, er
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{}
+	b := &Broker{acked: make(chan struct{}, 1)}
 	if len(users) > 0 {
 		var pw [16]byte
 		rand.Read(pw[:])
@@ -69,6 +81,9 @@ func StartBroker(ctx context.Context, cfg Config, log *slog.Logger) (*Broker, er
 	}
 	if err := b.srv.AddHook(newIDHook(), nil); err != nil {
 		return nil, fmt.Errorf("mqtt: broker packet ids: %w", err)
+	}
+	if err := b.srv.AddHook(&drainHook{b: b}, nil); err != nil {
+		return nil, fmt.Errorf("mqtt: broker drain: %w", err)
 	}
 	// Last, so that it sees each packet as mochi will process it.
 	if err := b.srv.AddHook(&retainHook{aliasMax: caps.TopicAliasMaximum}, nil); err != nil {
@@ -98,6 +113,7 @@ func (b *Broker) URL() string { return "tcp://" + b.addr }
 // ClientConfig returns cfg pointed at this broker, with the login towerd's
 // own client uses.
 func (b *Broker) ClientConfig(cfg Config) Config {
+	b.status.Store(cfg.withDefaults().topics().status)
 	cfg.Broker = b.URL()
 	cfg.Username, cfg.Password = b.internalUser, b.internalPass
 	cfg.PasswordEnv, cfg.PasswordFile, cfg.Credential = "", "", ""
@@ -111,10 +127,68 @@ func (b *Broker) Close() error {
 		if b.stop != nil {
 			b.stop()
 		}
+		if topic, _ := b.status.Load().(string); topic != "" {
+			b.drain(topic, drainLimit)
+		}
 		b.srv.Close()
 	})
 	return nil
 }
+
+// drain waits, at most limit, until no connected client has a QoS 1 or 2
+// delivery on topic unacknowledged. Only the status: a busy stream of
+// results is never drained, and what is left is resent on reconnection.
+func (b *Broker) drain(topic string, limit time.Duration) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for b.pending(topic) {
+		select {
+		case <-b.acked:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// pending reports whether a connected client has a delivery on topic in
+// flight.
+func (b *Broker) pending(topic string) bool {
+	for _, cl := range b.srv.Clients.GetAll() {
+		if cl.Closed() {
+			continue
+		}
+		for _, pk := range cl.State.Inflight.GetAll(false) {
+			if pk.FixedHeader.Type == packets.Publish && pk.TopicName == topic {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// drainHook tells drain when a delivery completes, is dropped, or its
+// client leaves.
+type drainHook struct {
+	mochi.HookBase
+	b *Broker
+}
+
+func (h *drainHook) ID() string { return "towerd-drain" }
+
+func (h *drainHook) Provides(b byte) bool {
+	return bytes.Contains([]byte{mochi.OnQosComplete, mochi.OnQosDropped, mochi.OnDisconnect}, []byte{b})
+}
+
+func (h *drainHook) signal() {
+	select {
+	case h.b.acked <- struct{}{}:
+	default:
+	}
+}
+
+func (h *drainHook) OnQosComplete(*mochi.Client, packets.Packet) { h.signal() }
+func (h *drainHook) OnQosDropped(*mochi.Client, packets.Packet)  { h.signal() }
+func (h *drainHook) OnDisconnect(*mochi.Client, error, bool)     { h.signal() }
 
 // authHook admits anyone when there are no accounts (loopback only, see
 // checkListen), otherwise exactly the configured logins. Every client may

@@ -243,3 +243,52 @@ func TestEmbeddedBrokerRetainedWhileSubscribing(t *testing.T) {
 	}
 	<-done
 }
+
+// TestEmbeddedBrokerDeliversStatusBeforeClosing: Close first waits until
+// every connected subscriber has acknowledged the tower's status (towerd
+// publishes "offline" just before its broker closes; a bot under load saw
+// the connection end before the status came). Only the status: other
+// topics in flight do not hold the broker up.
+func TestEmbeddedBrokerDeliversStatusBeforeClosing(t *testing.T) {
+	b, err := mqtt.StartBroker(context.Background(), mqtt.Config{Listen: "127.0.0.1:0"}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.ClientConfig(mqtt.Config{TowerID: "t7"})
+	const status = "dicetower/t7/status"
+	rc := dialRaw(t, b.Addr(), "slow-bot", true)
+	rc.subscribe(1, "dicetower/t7/#")
+	rc.readUntil(9)
+	pub := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("tower"))
+	if tok := pub.Connect(); !tok.WaitTimeout(guard) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	defer pub.Disconnect(50)
+	for _, topic := range []string{"dicetower/t7/result", status} {
+		if tok := pub.Publish(topic, 1, true, "x"); !tok.WaitTimeout(guard) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	var ids []uint16
+	for range 2 {
+		p, _ := rc.readUntil(3)
+		ids = append(ids, p.id())
+	}
+	if !mqtt.Pending(b, status) {
+		t.Fatal("the status, not yet acknowledged, is not pending")
+	}
+	drained := make(chan struct{})
+	go func() { mqtt.Drain(b, status, guard); close(drained) }()
+	for _, id := range ids {
+		rc.send(0x40, binary.BigEndian.AppendUint16(nil, id)) // PUBACK
+	}
+	select {
+	case <-drained:
+	case <-time.After(guard): // failure guard only
+		t.Fatal("the drain did not end once the status was acknowledged")
+	}
+	if mqtt.Pending(b, status) {
+		t.Error("the status is still pending after its PUBACK")
+	}
+}
