@@ -88,7 +88,7 @@ type face struct {
 	half   float64 // estimated half side of the face, face units
 	sv     float64 // a 6's column stretch (see sixStretch); 1 otherwise
 	q      float64 // quality 0–1, used to choose and for confidence
-	doubt  bool    // the pips may be read as another face (markOtherPairings, markCutPips)
+	doubt  bool    // the pips may be read as another face (markOtherPairings, markRivals)
 	cut    bool    // the photo's edge cuts the face (checkFace)
 }
 
@@ -216,96 +216,109 @@ func faceHypotheses(ps []pip) []face {
 				frames = append(frames, isoWhitener(mc))
 			}
 			for _, w := range frames {
-				// Whitened neighbours of i (i itself at the origin).
-				type wp struct {
-					k    int
-					x, y float64
-				}
-				loc := make([]wp, 0, len(nb[i]))
-				for _, k := range nb[i] {
-					x, y := w.apply(ps[k].x-p.x, ps[k].y-p.y)
-					loc = append(loc, wp{k, x, y})
-				}
-				wloc := make([]wp, 0, len(weak[i]))
-				for _, k := range weak[i] {
-					x, y := w.apply(ps[k].x-p.x, ps[k].y-p.y)
-					wloc = append(wloc, wp{k, x, y})
-				}
-				jx, jy := w.apply(q.x-p.x, q.y-p.y)
-				for _, vr := range variants {
-					n, pat := vr.n, vr.pat
-					for b := 1; b < n; b++ {
-						// Similarity z = c·(u - u0) in complex numbers with
-						// z(u_b) = j.
-						du := complex(pat[b][0]-pat[0][0], pat[b][1]-pat[0][1])
-						c := complex(jx, jy) / du
-						s := cmplxAbs(c)
-						if s < 1/maxPipR || s > 1/minPipR*1.1 {
-							continue
-						}
-						idx := make([]int, n)
-						idx[0], idx[b] = i, j
-						// Pips found so far, in pattern units from pat[0] and
-						// whitened pixels from i. Once three that are not in
-						// a line are found, the rest are predicted by the affine
-						// map through them: pips that are not quite round do not
-						// undo a face's slant in the whitened frame, and the
-						// similarity's error grows with the distance from i (a 6
-						// seen sheared by 13° lost its far corner).
-						us := [][2]float64{{0, 0}, {real(du), imag(du)}}
-						xs := [][2]float64{{0, 0}, {jx, jy}}
-						var aff affine
-						ok, weakUsed := true, false
-						for k := 1; k < n && ok; k++ {
-							if k == b {
-								continue
-							}
-							pu := [2]float64{pat[k][0] - pat[0][0], pat[k][1] - pat[0][1]}
-							z := c * complex(pu[0], pu[1])
-							if aff.ok {
-								z = complex(aff.apply(pu))
-							}
-							best, bd := -1, fitTol*s
-							var bx, by float64
-							for _, l := range loc {
-								if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < bd {
-									best, bd, bx, by = l.k, d, l.x, l.y
-								}
-							}
-							if best < 0 && n >= 4 && !weakUsed {
-								for _, l := range wloc {
-									if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < bd {
-										best, bd, bx, by = l.k, d, l.x, l.y
-									}
-								}
-								weakUsed = best >= 0
-							}
-							if best < 0 || slices.Contains(idx[:k], best) {
-								ok = false
-								break
-							}
-							idx[k] = best
-							us = append(us, pu)
-							xs = append(xs, [2]float64{bx, by})
-							aff = fitAffine(us, xs)
-						}
-						if !ok || hasDup(idx) {
-							continue
-						}
-						kk := key(n, idx)
-						if seen[kk] {
-							continue
-						}
-						seen[kk] = true
-						if f, ok := fitFace(ps, n, idx); ok {
-							out = append(out, f)
-						}
+				proposeFrom(ps, i, j, w, nb[i], weak[i], func(n int, idx []int) {
+					kk := key(n, idx)
+					if seen[kk] {
+						return
 					}
-				}
+					seen[kk] = true
+					if f, ok := fitFace(ps, n, idx); ok {
+						out = append(out, f)
+					}
+				})
 			}
 		}
 	}
 	return out
+}
+
+// placed is a pip k at (x, y) in a frame (see proposeFrom).
+type placed struct {
+	k    int
+	x, y float64
+}
+
+// place returns the pips ks in the frame w about pip o.
+func place(ps []pip, o *pip, w m2, ks []int) []placed {
+	out := make([]placed, 0, len(ks))
+	for _, k := range ks {
+		x, y := w.apply(ps[k].x-o.x, ps[k].y-o.y)
+		out = append(out, placed{k, x, y})
+	}
+	return out
+}
+
+// nearest returns the pip of list nearest z and closer than within, or
+// k = -1.
+func nearest(list []placed, z complex128, within float64) placed {
+	best := placed{k: -1}
+	for _, l := range list {
+		if d := math.Hypot(l.x-real(z), l.y-imag(z)); d < within {
+			best, within = l, d
+		}
+	}
+	return best
+}
+
+// proposeFrom hands emit every pattern (n pips, in pattern order) whose
+// corner (-1,-1) is pip i and whose place b is its neighbour j, the rest
+// found among i's neighbours nbs where predicted in the frame w (one of
+// them may be a weak spot of weaks, for n ≥ 4).
+func proposeFrom(ps []pip, i, j int, w m2, nbs, weaks []int, emit func(n int, idx []int)) {
+	p, q := &ps[i], &ps[j]
+	loc := place(ps, p, w, nbs)
+	wloc := place(ps, p, w, weaks)
+	jx, jy := w.apply(q.x-p.x, q.y-p.y)
+	for _, vr := range variants {
+		n, pat := vr.n, vr.pat
+		for b := 1; b < n; b++ {
+			// Similarity z = c·(u - u0) in complex numbers with z(u_b) = j.
+			du := complex(pat[b][0]-pat[0][0], pat[b][1]-pat[0][1])
+			c := complex(jx, jy) / du
+			s := cmplxAbs(c)
+			if s < 1/maxPipR || s > 1/minPipR*1.1 {
+				continue
+			}
+			idx := make([]int, n)
+			idx[0], idx[b] = i, j
+			// Pips found so far, in pattern units from pat[0] and frame
+			// pixels from i. Once three that are not in a line are found,
+			// the rest are predicted by the affine map through them: pips
+			// that are not quite round do not undo a face's slant in the
+			// whitened frame, and the similarity's error grows with the
+			// distance from i (a 6 seen sheared by 13° lost its far corner).
+			us := [][2]float64{{0, 0}, {real(du), imag(du)}}
+			xs := [][2]float64{{0, 0}, {jx, jy}}
+			var aff affine
+			ok, weakUsed := true, false
+			for k := 1; k < n && ok; k++ {
+				if k == b {
+					continue
+				}
+				pu := [2]float64{pat[k][0] - pat[0][0], pat[k][1] - pat[0][1]}
+				z := c * complex(pu[0], pu[1])
+				if aff.ok {
+					z = complex(aff.apply(pu))
+				}
+				best := nearest(loc, z, fitTol*s)
+				if best.k < 0 && n >= 4 && !weakUsed {
+					best = nearest(wloc, z, fitTol*s)
+					weakUsed = best.k >= 0
+				}
+				if best.k < 0 || slices.Contains(idx[:k], best.k) {
+					ok = false
+					break
+				}
+				idx[k] = best.k
+				us = append(us, pu)
+				xs = append(xs, [2]float64{best.x, best.y})
+				aff = fitAffine(us, xs)
+			}
+			if ok && !hasDup(idx) {
+				emit(n, idx)
+			}
+		}
+	}
 }
 
 // affine is a map x = t + A·u; ok is false when it could not be fitted.
