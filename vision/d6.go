@@ -68,41 +68,42 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 		chosen = append(chosen, f)
 	}
 	markOtherPairings(chosen, valid, ps)
-	markCutPips(chosen, cut)
-	markBetterRivals(chosen, valid)
+	markRivals(chosen, cut, bigger)
+	markRivals(chosen, valid, fitsBetter)
 	return consistent(upFaces(g, inv, ps, chosen), ps), ps
 }
 
 // clearQuality is a clear difference in two faces' quality (checkFace).
 const clearQuality = 0.3
 
-// markBetterRivals makes doubtful a chosen face that shares a pip with a
-// face of other pips the image fits clearly better: chosen for its pips'
-// number, it may be a top's pips and a side's taken together (a "6" of a
-// 4's pips and two of the side's below, quality 0.57, over the 4 at 0.98).
-func markBetterRivals(chosen, valid []face) {
+// markRivals makes doubtful a chosen face that shares a pip with a rival
+// that beats it. Two rivals are looked for: a face of other pips the image
+// fits clearly better — the chosen one, chosen for its pips' number, may
+// be a top's pips and a side's taken together (a "6" of a 4's pips and two
+// of the side's below, quality 0.57, over the 4 at 0.98) — and a bigger
+// face the photo's edge cuts, which is not read but whose pips are no
+// smaller face of their own (a 2 at the edge read as the 1 of its upper
+// pip).
+func markRivals(chosen, rivals []face, beats func(f, h *face) bool) {
 	for i := range chosen {
 		f := &chosen[i]
-		for _, h := range valid {
-			if h.n != f.n && h.q >= f.q+clearQuality && slices.ContainsFunc(f.pips, func(k int) bool { return slices.Contains(h.pips, k) }) {
+		for j := range rivals {
+			if h := &rivals[j]; beats(f, h) && sharesPip(f, h) {
 				f.doubt = true
 			}
 		}
 	}
 }
 
-// markCutPips makes doubtful a chosen face that shares a pip with a bigger
-// face the photo's edge cuts: that face is not read, but its pips are no
-// smaller face of their own (a 2 at the edge read as the 1 of its upper
-// pip).
-func markCutPips(chosen, cut []face) {
-	for i := range chosen {
-		for _, c := range cut {
-			if c.n > chosen[i].n && slices.ContainsFunc(chosen[i].pips, func(k int) bool { return slices.Contains(c.pips, k) }) {
-				chosen[i].doubt = true
-			}
-		}
-	}
+// bigger: h has more pips than f.
+func bigger(f, h *face) bool { return h.n > f.n }
+
+// fitsBetter: h, of another number of pips, fits the image clearly better.
+func fitsBetter(f, h *face) bool { return h.n != f.n && h.q >= f.q+clearQuality }
+
+// sharesPip reports whether faces f and h have a pip in common.
+func sharesPip(f, h *face) bool {
+	return slices.ContainsFunc(f.pips, func(k int) bool { return slices.Contains(h.pips, k) })
 }
 
 // pairingMargin is how much more alike (see alike) the chosen 2's pips
@@ -255,7 +256,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	}
 	// The whole face in the photo: a "face" the frame cuts is no die to
 	// read (webcam photos: keys of a keyboard at the edge, with light
-	// marks, made a 2). Its pips still belong to it (see readPips).
+	// marks, made a 2). Its pips still belong to it (see markRivals).
 	for _, c := range [][2]float64{{-1, -1}, {1, -1}, {1, 1}, {-1, 1}} {
 		x, y := f.toImage(c[0]*inFrame*f.half, c[1]*inFrame*f.half)
 		if x < 0 || y < 0 || x > float64(g.w-1) || y > float64(g.h-1) {

@@ -335,11 +335,11 @@ func TestReadPipsTwoAtTheEdge(t *testing.T) {
 	}
 }
 
-// TestMarkBetterRivals: a face chosen for its number of pips is doubtful
+// TestMarkRivalsFitsBetter: a face chosen for its number of pips is doubtful
 // when a face sharing its pips fits the image clearly better (a top's 4
 // and two pips of the side below taken for a 6), and that better face is
 // not dropped as a piece of it.
-func TestMarkBetterRivals(t *testing.T) {
+func TestMarkRivalsFitsBetter(t *testing.T) {
 	six := func(q float64) face { return face{n: 6, pips: []int{0, 1, 2, 3, 4, 5}, q: q} }
 	four := face{n: 4, pips: []int{0, 1, 2, 3}, q: 0.98}
 	for _, tc := range []struct {
@@ -354,7 +354,7 @@ func TestMarkBetterRivals(t *testing.T) {
 			t.Errorf("6 at %.2f: the 4 at 0.98 kept = %v, want %v", tc.q, kept, tc.doubt)
 		}
 		chosen := []face{six(tc.q)}
-		markBetterRivals(chosen, valid)
+		markRivals(chosen, valid, fitsBetter)
 		if chosen[0].doubt != tc.doubt {
 			t.Errorf("6 at %.2f beside a 4 at 0.98: doubt = %v, want %v", tc.q, chosen[0].doubt, tc.doubt)
 		}
