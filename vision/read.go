@@ -171,7 +171,6 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			case r.opts.Model == nil && 10*b.box.Dx()*b.box.Dy() < 7*fb.Dx()*fb.Dy():
 				// A region smaller than the face is part of the die (a
 				// lit side), not its outline: the face keeps its box.
-				onDie[owner] = onDie[owner] || b.dieLike()
 				continue
 			case !whole && r.opts.Model != nil && b.dieLike():
 				// A "face" far smaller than the single die it lies on is
@@ -229,7 +228,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			// white pips on red was read "d6 2" at 0.94). Its region may
 			// be only the die's top: the model is shown the die once more,
 			// grown (see classify), and the two agreeing is an answer.
-			if k, f, conf := r.opts.Model.Classify(numeral.CropDie(img, grow(b.box)), r.allowedList()); k == "d6" && f == n && conf >= r.opts.MinConfidence && !d.Cocked {
+			if k, f, conf := r.readBox(img, grow(b.box)); k == "d6" && f == n && conf >= r.opts.MinConfidence && !d.Cocked {
 				d.Kind, d.Face, d.Confidence = "d6", intp(n), conf
 			} else {
 				d.unread()
@@ -305,11 +304,7 @@ func pipWitnesses(g *grayImg, pds []pipDie, ps []pip, guard bool) []witness {
 			if guard {
 				share = 0.25
 			}
-			var r float64
-			for _, k := range pd.f.pips {
-				r += ps[k].r / float64(pd.f.n)
-			}
-			ws = append(ws, witness{g.toPhoto(pd.f.box()), pd.f.n, share, r / g.scale})
+			ws = append(ws, witness{g.toPhoto(pd.f.box()), pd.f.n, share, pipRadius(g, ps, &pd.f)})
 		}
 	}
 	return ws
@@ -321,18 +316,24 @@ func pipWitnesses(g *grayImg, pds []pipDie, ps []pip, guard bool) []witness {
 // numerals make a "face" far smaller).
 func witnessOn(ws []witness, box image.Rectangle) (int, bool) {
 	for _, w := range ws {
-		if centre(w.box).In(box) && float64(w.box.Dx()*w.box.Dy()) >= w.share*float64(box.Dx()*box.Dy()) &&
-			w.pipR >= minWitnessPip*float64(max(box.Dx(), box.Dy())) {
+		if centre(w.box).In(box) && float64(w.box.Dx()*w.box.Dy()) >= w.share*float64(box.Dx()*box.Dy()) && pipsFit(w.pipR, box) {
 			return w.n, true
 		}
 	}
 	return 0, false
 }
 
-// minWitnessPip is the least pip radius of a witness, as a share of its
-// die's longer side: a d6's pips are a twentieth of its side or more
-// (matteop65 6–7%, rendered 6–7%); the dots of a d20's numerals ~10 px
-// high, seen as a "2", were 4–5% and left a roller's d20 unread.
+// pipsFit reports whether pips of radius pipR (photo pixels) are a d6's
+// for the die in box (see minWitnessPip).
+func pipsFit(pipR float64, box image.Rectangle) bool {
+	return pipR >= minWitnessPip*float64(max(box.Dx(), box.Dy()))
+}
+
+// minWitnessPip is the least pip radius of a pip face that speaks for its
+// die (a witness, or a leaning face), as a share of the die's longer side:
+// a d6's pips are a twentieth of its side or more (matteop65 6–7%,
+// rendered 6–7%); the dots of a d20's numerals ~10 px high, seen as a
+// "2", were 4–5% and left a roller's d20 unread.
 const minWitnessPip = 0.05
 
 // witnessShare is the least share of a die's box its top face's takes.
@@ -346,11 +347,10 @@ const witnessFore = 0.7
 // leansIn reports whether one of the leaning pip faces is the top of the
 // die in box: its centre inside, not a speck far smaller than the die, and
 // its pips not tiny for it (the round marks of a rendered d100's "90",
-// seen leaning, made it cocked: see minWitnessPip).
+// seen leaning, made it cocked: see pipsFit).
 func leansIn(leaning []Die, box image.Rectangle) bool {
 	for _, f := range leaning {
-		if centre(f.Box).In(box) && box.Dx()*box.Dy() <= 4*f.Box.Dx()*f.Box.Dy() &&
-			f.pipR >= minWitnessPip*float64(max(box.Dx(), box.Dy())) {
+		if centre(f.Box).In(box) && box.Dx()*box.Dy() <= 4*f.Box.Dx()*f.Box.Dy() && pipsFit(f.pipR, box) {
 			return true
 		}
 	}
@@ -368,14 +368,19 @@ func centre(r image.Rectangle) image.Point {
 // colour) crops the die tighter than enrolment's boxes did (rendered
 // trays: two dice the model was unsure of were read surely).
 func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, float64) {
-	kind, f, conf := r.opts.Model.Classify(numeral.CropDie(img, box), r.allowedList())
+	kind, f, conf := r.readBox(img, box)
 	if conf >= r.opts.MinConfidence {
 		return kind, f, conf
 	}
-	if k2, f2, c2 := r.opts.Model.Classify(numeral.CropDie(img, grow(box)), r.allowedList()); c2 > conf {
+	if k2, f2, c2 := r.readBox(img, grow(box)); c2 > conf {
 		return k2, f2, c2
 	}
 	return kind, f, conf
+}
+
+// readBox is the model's reading of the die cropped to box.
+func (r *Reader) readBox(img image.Image, box image.Rectangle) (string, int, float64) {
+	return r.opts.Model.Classify(numeral.CropDie(img, box), r.allowedList())
 }
 
 // grow returns box grown by a tenth of its longer side each way.
@@ -415,10 +420,7 @@ func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 
 // pipDie turns a pip reading into a Die in photo coordinates.
 func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
-	d := Die{Kind: "d6", Confidence: pd.conf, Cocked: pd.cocked, pips: pd.f.n}
-	for _, k := range pd.f.pips {
-		d.pipR += ps[k].r / g.scale / float64(pd.f.n)
-	}
+	d := Die{Kind: "d6", Confidence: pd.conf, Cocked: pd.cocked, pips: pd.f.n, pipR: pipRadius(g, ps, &pd.f)}
 	d.Box = g.toPhoto(pd.f.box())
 	h := pd.f.half
 	for _, c := range [][2]float64{{-h, -h}, {h, -h}, {h, h}, {-h, h}} {
@@ -432,6 +434,15 @@ func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
 		d.unread()
 	}
 	return d
+}
+
+// pipRadius is the mean radius of f's pips, in photo pixels.
+func pipRadius(g *grayImg, ps []pip, f *face) float64 {
+	var r float64
+	for _, k := range f.pips {
+		r += ps[k].r / float64(f.n)
+	}
+	return r / g.scale
 }
 
 // unread leaves d's face unread: no face, and a confidence of at most a
