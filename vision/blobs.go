@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
 
 	"gocv.io/x/gocv"
 )
@@ -319,7 +320,7 @@ const (
 // findBlobs returns the regions of c that differ from bg (same size), a
 // tray photographed or learnt under other light.
 func findBlobs(c *colourImg, bg gocv.Mat) []blob {
-	return maskBlobs(c, diffMask(c, bg, true))
+	return maskBlobs(c, diffMask(c, bg, true), nil)
 }
 
 // findBlobsAlone returns the regions of c that differ from the tray,
@@ -333,7 +334,7 @@ func findBlobsAlone(c *colourImg) []blob {
 	if tray == nil {
 		bg := estimateBackground(c)
 		defer bg.Close()
-		return maskBlobs(c, diffMask(c, bg, false))
+		return maskBlobs(c, diffMask(c, bg, false), nil)
 	}
 	filled := c.mat.Clone()
 	defer filled.Close()
@@ -357,7 +358,12 @@ func findBlobsAlone(c *colourImg) []blob {
 			mask[i] = 0
 		}
 	}
-	return maskBlobs(c, mask)
+	var tv *trayView
+	if p := plainShare(c, tray, felt); p >= plainTray {
+		tv = &trayView{c: c, bg: bg}
+	}
+	bs := maskBlobs(c, mask, tv)
+	return slices.DeleteFunc(bs, func(b blob) bool { return c.shade(mask, bg, b) })
 }
 
 // findTray finds the tray in c: the colour of the photo's middle half
@@ -459,6 +465,35 @@ func findTray(c *colourImg) ([]bool, [3]uint8) {
 	return tray, felt
 }
 
+// plainShare is the share of the tray's pixels near the felt's colour
+// (chroma held to a third of the tolerance).
+func plainShare(c *colourImg, tray []bool, felt [3]uint8) float64 {
+	d, err := c.mat.DataPtrUint8()
+	if err != nil {
+		return 0
+	}
+	in, near := 0, 0
+	for i, t := range tray {
+		if !t {
+			continue
+		}
+		in++
+		d0 := abs(int(d[3*i]) - int(felt[0]))
+		dc := max(abs(int(d[3*i+1])-int(felt[1])), abs(int(d[3*i+2])-int(felt[2])))
+		if d0 < feltTolerance && 3*dc < feltTolerance {
+			near++
+		}
+	}
+	return float64(near) / float64(max(in, 1))
+}
+
+// plainTray is the plainShare from which a tray is plain, like a tower's
+// felt, and a region that is no die may be looked into for one (see
+// dieWithin): rendered felt trays measure 0.85–1, a desk's light wood
+// 0.8–1, busy wood grain 0.3–0.85 (there, pieces of grain passed for
+// dice).
+const plainTray = 0.8
+
 // feltTolerance is how far (in luma) a pixel may be
 // from the felt's colour to count as felt when finding the tray. Where
 // light falls off towards a corner the felt may drop out; the convex hull
@@ -467,7 +502,7 @@ func findTray(c *colourImg) ([]bool, [3]uint8) {
 const feltTolerance = blobThreshold
 
 // maskBlobs returns the regions marked in mask (255), at c's scale.
-func maskBlobs(c *colourImg, maskBuf []uint8) []blob {
+func maskBlobs(c *colourImg, maskBuf []uint8, tv *trayView) []blob {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	if maskBuf == nil {
 		return nil
@@ -491,7 +526,6 @@ func maskBlobs(c *colourImg, maskBuf []uint8) []blob {
 	// that floor, not one grown with the scale).
 	minArea := math.Pow(min(side, coarseSide)/45, 2)
 	maxArea := math.Pow(side/3, 2)
-	inv := 1 / c.scale
 	var out []blob
 	for i := 0; i < cs.Size(); i++ {
 		pv := cs.At(i)
@@ -499,29 +533,168 @@ func maskBlobs(c *colourImg, maskBuf []uint8) []blob {
 		if area < minArea || area > maxArea {
 			continue
 		}
-		hull := gocv.NewMat()
-		gocv.ConvexHull(pv, &hull, true, true)
-		hpv := gocv.NewPointVectorFromMat(hull)
-		hull.Close()
-		harea := gocv.ContourArea(hpv)
-		rr := gocv.MinAreaRect(pv)
-		bl := blob{area: area * inv * inv, solid: area / math.Max(harea, 1)}
-		if rr.Width > 0 && rr.Height > 0 {
-			bl.aspect = math.Max(float64(rr.Width), float64(rr.Height)) / math.Min(float64(rr.Width), float64(rr.Height))
+		bl := contourBlob(c, pv, image.Point{})
+		if !bl.dieLike() && tv != nil {
+			if parts := dieWithin(c, tv, mask, cs, i, minArea); len(parts) > 0 {
+				out = append(out, parts...)
+				continue
+			}
 		}
-		peri := gocv.ArcLength(hpv, true)
-		approx := gocv.ApproxPolyDP(hpv, 0.06*peri, true)
-		bl.corners = approx.Size()
-		approx.Close()
-		for _, p := range hpv.ToPoints() {
-			bl.outline = append(bl.outline, image.Pt(int(float64(p.X)*inv+0.5), int(float64(p.Y)*inv+0.5)).Add(c.off))
-		}
-		hpv.Close()
-		r := gocv.BoundingRect(pv)
-		bl.box = image.Rect(int(float64(r.Min.X)*inv), int(float64(r.Min.Y)*inv), int(math.Ceil(float64(r.Max.X)*inv)), int(math.Ceil(float64(r.Max.Y)*inv))).Add(c.off)
 		out = append(out, bl)
 	}
 	return out
+}
+
+// contourBlob measures the region outlined by pv (coarse pixels, offset by
+// at) in photo pixels.
+func contourBlob(c *colourImg, pv gocv.PointVector, at image.Point) blob {
+	inv := 1 / c.scale
+	area := gocv.ContourArea(pv)
+	hull := gocv.NewMat()
+	gocv.ConvexHull(pv, &hull, true, true)
+	hpv := gocv.NewPointVectorFromMat(hull)
+	hull.Close()
+	defer hpv.Close()
+	harea := gocv.ContourArea(hpv)
+	rr := gocv.MinAreaRect(pv)
+	bl := blob{area: area * inv * inv, solid: area / math.Max(harea, 1)}
+	if rr.Width > 0 && rr.Height > 0 {
+		bl.aspect = math.Max(float64(rr.Width), float64(rr.Height)) / math.Min(float64(rr.Width), float64(rr.Height))
+	}
+	peri := gocv.ArcLength(hpv, true)
+	approx := gocv.ApproxPolyDP(hpv, 0.06*peri, true)
+	bl.corners = approx.Size()
+	approx.Close()
+	for _, p := range hpv.ToPoints() {
+		p = p.Add(at)
+		bl.outline = append(bl.outline, image.Pt(int(float64(p.X)*inv+0.5), int(float64(p.Y)*inv+0.5)).Add(c.off))
+	}
+	r := gocv.BoundingRect(pv).Add(at)
+	bl.box = image.Rect(int(float64(r.Min.X)*inv), int(float64(r.Min.Y)*inv), int(math.Ceil(float64(r.Max.X)*inv)), int(math.Ceil(float64(r.Max.Y)*inv))).Add(c.off)
+	return bl
+}
+
+// shade reports whether blob b, found in mask against bg, is shade, not a
+// die: darker than the tray and smooth inside. A die has facets, marks and
+// a sharp outline; the shade of a wall, or a tray's corner darker than a
+// wide median can follow, differs from the estimated tray as much, but
+// smoothly (on rendered trays: mean luma gradient ≤ 5.5 for shade, ≥ 12
+// for the darkest dice on felt of their colour).
+func (c *colourImg) shade(mask []uint8, bg gocv.Mat, b blob) bool {
+	w, h := c.mat.Cols(), c.mat.Rows()
+	d, err := c.mat.DataPtrUint8()
+	if err != nil || len(mask) != w*h {
+		return false
+	}
+	bd, err := bg.DataPtrUint8()
+	if err != nil || len(bd) != len(d) {
+		return false
+	}
+	r := image.Rect(int(float64(b.box.Min.X-c.off.X)*c.scale), int(float64(b.box.Min.Y-c.off.Y)*c.scale),
+		int(float64(b.box.Max.X-c.off.X)*c.scale), int(float64(b.box.Max.Y-c.off.Y)*c.scale)).Intersect(image.Rect(2, 2, w-2, h-2))
+	grad, diff, n := 0.0, 0, 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			// Inside only: the edge of shade is as sharp as a die's.
+			i := y*w + x
+			if mask[i] == 0 || mask[i-2] == 0 || mask[i+2] == 0 || mask[i-2*w] == 0 || mask[i+2*w] == 0 {
+				continue
+			}
+			gx := float64(d[3*(i+1)]) - float64(d[3*(i-1)])
+			gy := float64(d[3*(i+w)]) - float64(d[3*(i-w)])
+			grad += math.Hypot(gx, gy)
+			diff += int(d[3*i]) - int(bd[3*i])
+			n++
+		}
+	}
+	return n > 0 && diff < 0 && grad < shadeTexture*float64(n)
+}
+
+// shadeTexture is the mean luma gradient (coarse pixels, 2-pixel base)
+// below which a darker region is shade.
+const shadeTexture = 8
+
+// trayView is a photo with a plain tray, and the empty tray estimated
+// from it.
+type trayView struct {
+	c  *colourImg
+	bg gocv.Mat
+}
+
+// dieWithin looks inside region i of mask, which is not die-like, for
+// dice: a die joined by its shadow to the shade along the tray's wall
+// (taken out, the die stands alone), else a die whose dark facets, near
+// the felt's colour, left its edge ragged (closed, it is solid).
+func dieWithin(c *colourImg, tv *trayView, mask gocv.Mat, cs gocv.PointsVector, i int, minArea float64) []blob {
+	w, h := mask.Cols(), mask.Rows()
+	rect := gocv.BoundingRect(cs.At(i)).Inset(-4).Intersect(image.Rect(0, 0, w, h))
+	region := gocv.Zeros(h, w, gocv.MatTypeCV8UC1)
+	defer region.Close()
+	gocv.DrawContours(&region, cs, i, color.RGBA{255, 255, 255, 0}, -1)
+	roi := region.Region(rect)
+	defer roi.Close()
+	mroi := mask.Region(rect)
+	defer mroi.Close()
+	comp := gocv.NewMat()
+	defer comp.Close()
+	gocv.BitwiseAnd(roi, mroi, &comp)
+	dice := func(m gocv.Mat) []blob {
+		cs := gocv.FindContours(m, gocv.RetrievalExternal, gocv.ChainApproxSimple)
+		defer cs.Close()
+		var out []blob
+		for j := 0; j < cs.Size(); j++ {
+			if gocv.ContourArea(cs.At(j)) < minArea {
+				continue
+			}
+			if b := contourBlob(c, cs.At(j), rect.Min); b.dieLike() {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	lit := comp.Clone()
+	defer lit.Close()
+	if tv.unshade(lit, rect) {
+		k3 := gocv.GetStructuringElement(gocv.MorphEllipse, image.Pt(3, 3))
+		defer k3.Close()
+		gocv.MorphologyEx(lit, &lit, gocv.MorphOpen, k3)
+		if out := dice(lit); len(out) > 0 {
+			return out
+		}
+	}
+	k7 := gocv.GetStructuringElement(gocv.MorphEllipse, image.Pt(7, 7))
+	defer k7.Close()
+	gocv.MorphologyEx(comp, &comp, gocv.MorphClose, k7)
+	return dice(comp)
+}
+
+// unshade clears the pixels of m (the part rect of the tray's photo) that
+// may be shade: darker than the tray, of its chroma. It reports false when
+// it could not.
+func (tv *trayView) unshade(m gocv.Mat, rect image.Rectangle) bool {
+	d, err := tv.c.mat.DataPtrUint8()
+	if err != nil {
+		return false
+	}
+	bd, err := tv.bg.DataPtrUint8()
+	if err != nil || len(bd) != len(d) {
+		return false
+	}
+	md, err := m.DataPtrUint8()
+	if err != nil || len(md) != rect.Dx()*rect.Dy() {
+		return false
+	}
+	w := tv.c.mat.Cols()
+	for y := range rect.Dy() {
+		for x := range rect.Dx() {
+			j := 3 * ((y+rect.Min.Y)*w + x + rect.Min.X)
+			dc := max(abs(int(d[j+1])-int(bd[j+1])), abs(int(d[j+2])-int(bd[j+2])))
+			if d[j] < bd[j] && 3*dc < blobThreshold {
+				md[y*rect.Dx()+x] = 0
+			}
+		}
+	}
+	return true
 }
 
 // dieLike tells a blob that may be one die from clutter: compact, roughly

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -548,5 +549,57 @@ func TestFindTrayBrownWall(t *testing.T) {
 	}
 	if !found {
 		t.Error("the die near the wall was not found as a die")
+	}
+}
+
+// TestBlobsAloneWallShade: rendered trays whose walls shade the felt
+// along them, darkest in the corners. A die whose shadow falls into that
+// band joined it into one region that is no die (four d12 missed on 300
+// trays), dark dice on felt of their colour left ragged regions (a purple
+// d4 on blue felt, two brown d100 on brown felt), and a corner alone
+// differs from the photo's wide median as much as a die: it passed for a
+// die of null face ("invented" by eval).
+func TestBlobsAloneWallShade(t *testing.T) {
+	kinds := []rules.Die{rules.D4, rules.D6, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100}
+	for _, tc := range []struct {
+		seed   uint64
+		photos []int
+	}{
+		{2, []int{27, 62, 97, 10, 51}}, // the dice; corners alone
+		{3, []int{20, 66}},
+		{4, []int{66, 80, 4, 96}},
+	} {
+		scenes, err := render.DatasetScenes(render.DatasetOptions{Photos: slices.Max(tc.photos) + 1, Seed: tc.seed, Kinds: kinds, D6: render.D6Pips})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range tc.photos {
+			img, truth := render.MustRender(scenes[i])
+			c, err := newColour(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs := findBlobsAlone(c)
+			c.close()
+			var dice []image.Rectangle
+			for _, tr := range truth {
+				if !tr.OffTray {
+					dice = append(dice, tr.Box)
+				}
+			}
+			for _, tr := range truth {
+				if tr.OffTray || tr.Cocked {
+					continue
+				}
+				if !slices.ContainsFunc(bs, func(b blob) bool { return b.dieLike() && centre(b.box).In(tr.Box) && tr.Center.In(b.box) }) {
+					t.Errorf("seed %d tray %d: the %v at %v was not found as a die", tc.seed, i, tr.Kind, tr.Box)
+				}
+			}
+			for _, b := range bs {
+				if b.dieLike() && !slices.ContainsFunc(dice, func(d image.Rectangle) bool { return centre(b.box).In(d) }) {
+					t.Errorf("seed %d tray %d: a die-like region %v where no die is", tc.seed, i, b.box)
+				}
+			}
+		}
 	}
 }

@@ -40,31 +40,9 @@ type DatasetOptions struct {
 // (file,die,face,x,y,w,h). It is how a model for the simulated tower's
 // rendered dice is made: no photo of real dice is needed.
 func WriteDataset(dir string, o DatasetOptions) error {
-	if o.Photos == 0 {
-		o.Photos = 300
-	}
-	if len(o.Kinds) == 0 {
-		o.Kinds = []rules.Die{rules.D4, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100}
-	}
-	if o.D6 == D6Mixed {
-		o.D6 = D6Pips
-	}
-	if o.MinDice == 0 {
-		o.MinDice = 3
-	}
-	if o.MaxDice == 0 {
-		o.MaxDice = 6
-	}
-	switch {
-	case o.Photos < 0:
-		return fmt.Errorf("render: dataset: %d photos", o.Photos)
-	case o.MinDice < 1 || o.MaxDice < o.MinDice || o.MaxDice > 12:
-		return fmt.Errorf("render: dataset: %d to %d dice per photo, want 1 ≤ min ≤ max ≤ 12", o.MinDice, o.MaxDice)
-	}
-	for _, k := range o.Kinds {
-		if len(Faces(k)) == 0 {
-			return fmt.Errorf("render: dataset: no such die %v", k)
-		}
+	scenes, err := DatasetScenes(o)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
 		return fmt.Errorf("render: dataset: %w", err)
@@ -75,22 +53,7 @@ func WriteDataset(dir string, o DatasetOptions) error {
 	}
 	w := bufio.NewWriter(f)
 	fmt.Fprintln(w, "file,die,face,x,y,w,h")
-	rng := rand.New(rand.NewPCG(o.Seed, 0xda7a5e7))
-	var tray *Scene
-	if o.OneTray {
-		w, h := o.Width, o.Height
-		if w <= 0 || h <= 0 {
-			w, h = 640, 480
-		}
-		t := RandomTray(rng, w, h)
-		tray = &t
-	}
-	for i := range o.Photos {
-		kinds := make([]rules.Die, o.MinDice+rng.IntN(o.MaxDice-o.MinDice+1))
-		for j := range kinds {
-			kinds[j] = o.Kinds[rng.IntN(len(o.Kinds))]
-		}
-		s := RandomScene(rng.Uint64(), kinds, Options{Width: o.Width, Height: o.Height, D6: o.D6, Tray: tray})
+	for i, s := range scenes {
 		img, truth, err := Render(s)
 		if err != nil {
 			f.Close()
@@ -114,6 +77,56 @@ func WriteDataset(dir string, o DatasetOptions) error {
 		return fmt.Errorf("render: dataset: %w", err)
 	}
 	return nil
+}
+
+// DatasetScenes returns the scenes WriteDataset draws for o, in order:
+// photo i of a set is scene i (a test can draw one photo of a set again).
+func DatasetScenes(o DatasetOptions) ([]Scene, error) {
+	if o.Photos == 0 {
+		o.Photos = 300
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = []rules.Die{rules.D4, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100}
+	}
+	if o.D6 == D6Mixed {
+		o.D6 = D6Pips
+	}
+	if o.MinDice == 0 {
+		o.MinDice = 3
+	}
+	if o.MaxDice == 0 {
+		o.MaxDice = 6
+	}
+	switch {
+	case o.Photos < 0:
+		return nil, fmt.Errorf("render: dataset: %d photos", o.Photos)
+	case o.MinDice < 1 || o.MaxDice < o.MinDice || o.MaxDice > 12:
+		return nil, fmt.Errorf("render: dataset: %d to %d dice per photo, want 1 ≤ min ≤ max ≤ 12", o.MinDice, o.MaxDice)
+	}
+	for _, k := range o.Kinds {
+		if !k.Valid() {
+			return nil, fmt.Errorf("render: dataset: no such die %v", k)
+		}
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0xda7a5e7))
+	var tray *Scene
+	if o.OneTray {
+		w, h := o.Width, o.Height
+		if w <= 0 || h <= 0 {
+			w, h = 640, 480
+		}
+		t := RandomTray(rng, w, h)
+		tray = &t
+	}
+	scenes := make([]Scene, o.Photos)
+	for i := range scenes {
+		kinds := make([]rules.Die, o.MinDice+rng.IntN(o.MaxDice-o.MinDice+1))
+		for j := range kinds {
+			kinds[j] = o.Kinds[rng.IntN(len(o.Kinds))]
+		}
+		scenes[i] = RandomScene(rng.Uint64(), kinds, Options{Width: o.Width, Height: o.Height, D6: o.D6, Tray: tray})
+	}
+	return scenes, nil
 }
 
 // writePNG saves img quickly: a rendered set is written once and read

@@ -47,6 +47,29 @@ func TestWriteDataset(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// DatasetScenes gives the scene of each photo: photo 2 drawn again is
+	// the file.
+	scenes, err := render.DatasetScenes(o)
+	if err != nil || len(scenes) != 3 {
+		t.Fatalf("DatasetScenes: %d scenes, %v", len(scenes), err)
+	}
+	img, _ := render.MustRender(scenes[2])
+	f, err := os.Open(filepath.Join(a, "images", "tray-0002.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 0; y < 240; y += 7 {
+		for x := 0; x < 320; x += 7 {
+			if img.At(x, y) != file.At(x, y) {
+				t.Fatalf("photo 2 drawn again differs at (%d,%d): %v, file %v", x, y, img.At(x, y), file.At(x, y))
+			}
+		}
+	}
 	samples, err := numeral.LoadDataset(a, numeral.DatasetOptions{Background: -1})
 	if err != nil || len(samples) != len(labels) {
 		t.Fatalf("LoadDataset: %d samples, %v", len(samples), err)
@@ -54,6 +77,9 @@ func TestWriteDataset(t *testing.T) {
 	for _, bad := range []render.DatasetOptions{{Photos: -1}, {MinDice: 5, MaxDice: 2}, {Kinds: []rules.Die{7}}} {
 		if err := render.WriteDataset(t.TempDir(), bad); err == nil {
 			t.Errorf("%+v: no error", bad)
+		}
+		if _, err := render.DatasetScenes(bad); err == nil {
+			t.Errorf("DatasetScenes %+v: no error", bad)
 		}
 	}
 }
