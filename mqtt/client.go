@@ -165,8 +165,8 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 		SetMaxReconnectInterval(cfg.MaxReconnectInterval).
 		SetKeepAlive(cfg.KeepAlive).
 		SetPingTimeout(10*time.Second).
-		SetConnectTimeout(10*time.Second).
-		SetWriteTimeout(10*time.Second).
+		SetConnectTimeout(cfg.ConnectTimeout).
+		SetWriteTimeout(cfg.WriteTimeout).
 		SetProtocolVersion(4).
 		SetWill(c.t.status, "offline", 1, true).
 		SetStore(c.track).
@@ -189,8 +189,12 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 	go c.dispatch()
 	go c.acceptor()
 	go c.acker()
-	c.pub.start()
+	// paho keeps what is published while it connects, but refuses (and
+	// forgets) what is published before Connect, whose Open also empties
+	// its store: the publisher, kicked by the entries resumed above, starts
+	// after it (else those entries waited for the next start).
 	c.pc.Connect()
+	c.pub.start()
 	log.Info("mqtt: client started", "broker", cfg.Broker, "client_id", cfg.ClientID, "prefix", cfg.Prefix)
 	return c, nil
 }

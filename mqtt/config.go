@@ -73,9 +73,16 @@ type Config struct {
 	DedupeFor  time.Duration `yaml:"dedupe_for"`
 
 	// KeepAlive is the MQTT keepalive (30s); MaxReconnectInterval caps the
-	// reconnect backoff (10s).
+	// reconnect backoff (10s); ConnectTimeout bounds one attempt to
+	// connect, CONNACK included (10s): an attempt that reached a broker
+	// as it restarted waits that long for an answer that never comes;
+	// WriteTimeout bounds a publish's write (10s): one caught as the
+	// connection drops waits that long (the message is kept and sent
+	// after the reconnect either way).
 	KeepAlive            time.Duration `yaml:"keepalive"`
 	MaxReconnectInterval time.Duration `yaml:"max_reconnect_interval"`
+	ConnectTimeout       time.Duration `yaml:"connect_timeout"`
+	WriteTimeout         time.Duration `yaml:"write_timeout"`
 }
 
 // User is an account of the embedded broker; set one of the password
@@ -151,6 +158,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxReconnectInterval <= 0 {
 		c.MaxReconnectInterval = 10 * time.Second
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 10 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
 	}
 	return c
 }

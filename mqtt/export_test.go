@@ -6,6 +6,9 @@ import "time"
 // the last will), no final sync of the state files.
 func Crash(c *Client) { c.crash() }
 
+// Unacked is how many results and errors c has published without a PUBACK.
+func Unacked(c *Client) int { return c.store.UnackedCount() }
+
 // Pending reports whether a connected client of b has a delivery on topic
 // in flight.
 func Pending(b *Broker, topic string) bool { return b.pending(topic) }

@@ -92,6 +92,9 @@ func NewBot(tb testing.TB, url, prefix string, opt BotOptions) *Bot {
 		// just as it drops (30 s by default); the message is stored and
 		// sent after the reconnect either way.
 		SetWriteTimeout(time.Second).
+		// And a connect attempt that reaches a restarting broker waits
+		// this long for its CONNACK (30 s by default).
+		SetConnectTimeout(2 * time.Second).
 		SetOnConnectHandler(func(pc paho.Client) { b.subscribe(pc) }).
 		// Logged so a test that sees an answer twice shows why.
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
