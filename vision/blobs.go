@@ -328,7 +328,9 @@ func findBlobs(c *colourImg, bg gocv.Mat) []blob {
 // colour at the photo's middle, only what lies within its convex hull is
 // looked at, against a background estimated with the walls painted over
 // in the tray's colour: else the wide median blends the walls into the
-// tray's edge, and a die near a wall joins the wall.
+// tray's edge, and a die near a wall joins the wall. On a plain tray a
+// region that is no die is looked into for one (dieWithin); regions of
+// shade are dropped (shade).
 func findBlobsAlone(c *colourImg) []blob {
 	tray, felt := findTray(c)
 	if tray == nil {
@@ -491,7 +493,7 @@ func plainShare(c *colourImg, tray []bool, felt [3]uint8) float64 {
 // felt, and a region that is no die may be looked into for one (see
 // dieWithin): rendered felt trays measure 0.85–1, a desk's light wood
 // 0.8–1, busy wood grain 0.3–0.85 (there, pieces of grain passed for
-// dice).
+// dice: 2 more wrong faces; the few grain trays above 0.8 still pass).
 const plainTray = 0.8
 
 // feltTolerance is how far (in luma) a pixel may be
@@ -501,7 +503,11 @@ const plainTray = 0.8
 // where that finds no tray (see findTray).
 const feltTolerance = blobThreshold
 
-// maskBlobs returns the regions marked in mask (255), at c's scale.
+// maskBlobs returns the regions marked in mask (255) at c's scale, in
+// photo pixels. It cleans maskBuf in place (an opening, then a closing;
+// the Mat shares the slice), so the caller reads the cleaned mask after.
+// With tv, a region that is not die-like is looked into for dice (see
+// dieWithin).
 func maskBlobs(c *colourImg, maskBuf []uint8, tv *trayView) []blob {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	if maskBuf == nil {
@@ -575,15 +581,19 @@ func contourBlob(c *colourImg, pv gocv.PointVector, at image.Point) blob {
 }
 
 // shade reports whether blob b, found in mask against bg, is shade, not a
-// die: darker than the tray and smooth inside. A die has facets, marks and
-// a sharp outline; the shade of a wall, or a tray's corner darker than a
-// wide median can follow, differs from the estimated tray as much, but
-// smoothly (on rendered trays: mean luma gradient ≤ 5.5 for shade, ≥ 12
-// for the darkest dice on felt of their colour).
+// die: the tray dimmed (its pixels at least shadeDim of the tray's luma on
+// average, and of the tray's chroma), and smooth inside. The shade of a
+// wall, or a tray's corner darker than a wide median can follow, differs
+// from the estimated tray as much as a die does, but a die has facets,
+// marks and a colour of its own; a black die on grey felt, as smooth inside
+// when it is large in the photo, is far darker than a shadow (rendered
+// shade: 0.64 of the tray's luma, on a desk 0.74–0.79; black dice on grey
+// felt 0.31–0.51). mask is the one maskBlobs cleaned (it rewrites its
+// argument in place).
 func (c *colourImg) shade(mask []uint8, bg gocv.Mat, b blob) bool {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	d, err := c.mat.DataPtrUint8()
-	if err != nil || len(mask) != w*h {
+	if err != nil || len(mask) != w*h || w < 5 || h < 5 {
 		return false
 	}
 	bd, err := bg.DataPtrUint8()
@@ -592,7 +602,8 @@ func (c *colourImg) shade(mask []uint8, bg gocv.Mat, b blob) bool {
 	}
 	r := image.Rect(int(float64(b.box.Min.X-c.off.X)*c.scale), int(float64(b.box.Min.Y-c.off.Y)*c.scale),
 		int(float64(b.box.Max.X-c.off.X)*c.scale), int(float64(b.box.Max.Y-c.off.Y)*c.scale)).Intersect(image.Rect(2, 2, w-2, h-2))
-	grad, diff, n := 0.0, 0, 0
+	var grad, dim, chroma float64
+	n := 0
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
 			// Inside only: the edge of shade is as sharp as a die's.
@@ -603,16 +614,23 @@ func (c *colourImg) shade(mask []uint8, bg gocv.Mat, b blob) bool {
 			gx := float64(d[3*(i+1)]) - float64(d[3*(i-1)])
 			gy := float64(d[3*(i+w)]) - float64(d[3*(i-w)])
 			grad += math.Hypot(gx, gy)
-			diff += int(d[3*i]) - int(bd[3*i])
+			dim += float64(d[3*i]) / math.Max(1, float64(bd[3*i]))
+			chroma += float64(max(abs(int(d[3*i+1])-int(bd[3*i+1])), abs(int(d[3*i+2])-int(bd[3*i+2]))))
 			n++
 		}
 	}
-	return n > 0 && diff < 0 && grad < shadeTexture*float64(n)
+	k := float64(n)
+	return n > 0 && dim < k && dim >= shadeDim*k && 3*chroma < blobThreshold*k && grad < shadeTexture*k
 }
 
-// shadeTexture is the mean luma gradient (coarse pixels, 2-pixel base)
-// below which a darker region is shade.
-const shadeTexture = 8
+const (
+	// shadeDim is the least mean share of the tray's luma shade keeps.
+	shadeDim = 0.6
+	// shadeTexture is the mean luma gradient (central differences over
+	// 2 coarse pixels, not halved) below which a dimmed region is shade
+	// (rendered shade ≤ 7.9; dice of their felt's colour from 12).
+	shadeTexture = 8
+)
 
 // trayView is a photo with a plain tray, and the empty tray estimated
 // from it.
@@ -669,8 +687,9 @@ func dieWithin(c *colourImg, tv *trayView, mask gocv.Mat, cs gocv.PointsVector, 
 }
 
 // unshade clears the pixels of m (the part rect of the tray's photo) that
-// may be shade: darker than the tray, of its chroma. It reports false when
-// it could not.
+// may be shade: darker than the tray by any amount, of its chroma (a die
+// of the felt's tint, darker than it, is cleared whole: dieWithin then
+// closes the region instead). It reports false when it could not.
 func (tv *trayView) unshade(m gocv.Mat, rect image.Rectangle) bool {
 	d, err := tv.c.mat.DataPtrUint8()
 	if err != nil {
