@@ -732,8 +732,12 @@ func (r *Reader) outlineKind(b *blob) string {
 	switch {
 	case b.corners == 3 && r.allows("d4"):
 		return "d4"
-	case b.corners == 4 && b.aspect < 1.3 && r.allows("d6"):
+	case b.square() && r.allows("d6"):
 		return "d6"
 	}
 	return ""
 }
+
+// square tells an outline of four corners about as wide as long: a d6
+// seen from above.
+func (b *blob) square() bool { return b.corners == 4 && b.aspect < 1.3 }

@@ -15,16 +15,20 @@ type pipDie struct {
 	null   bool
 	// sidePips are the pips of the die's side faces seen beside its top.
 	sidePips []int
+	// die is the die-like region that vouches for a lone pip of another
+	// polarity or contrast than the roll's (see lonesOnDice).
+	die *blob
 }
 
 // readPips finds pip dice in g: face hypotheses are checked against the
 // image (nothing else dark inside the face, die-bright between the pips),
 // overlapping ones resolved, and of the faces of one die the least
-// foreshortened is taken as the up face.
-func readPips(g *grayImg) ([]pipDie, []pip) {
+// foreshortened is taken as the up face. odd are the lone pips left out
+// for being unlike the roll's pips (see consistent).
+func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	inv := g.inverted()
 	defer inv.close()
-	ps := findPips(g, inv)
+	ps = findPips(g, inv)
 	hyps := faceHypotheses(ps)
 	var valid, cut []face
 	for _, f := range hyps {
@@ -70,7 +74,8 @@ func readPips(g *grayImg) ([]pipDie, []pip) {
 	markOtherPairings(chosen, valid, ps)
 	markRivals(chosen, cut, bigger)
 	markRivals(chosen, valid, fitsBetter)
-	return consistent(upFaces(g, inv, ps, chosen), ps), ps
+	dice, odd = consistent(upFaces(g, inv, ps, chosen), ps)
+	return dice, ps, odd
 }
 
 // clearQuality is a clear difference in two faces' quality (checkFace).
@@ -750,10 +755,11 @@ func dropSubFaces(fs []face) []face {
 // single dark or light spot (a 1) must have the same pip polarity, a pip of
 // similar size and a similar contrast to be taken for a die. Without such
 // a reference, the 1s whose dice show side faces set it, or failing those
-// the strongest 1s.
-func consistent(ds []pipDie, ps []pip) []pipDie {
+// the strongest 1s. The 1s left out for their polarity or contrast are
+// returned as odd: a die of another colour may vouch for them.
+func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 	if len(ds) == 0 {
-		return ds
+		return ds, nil
 	}
 	type stat struct{ contrast, r float64 }
 	st := make([]stat, len(ds))
@@ -812,10 +818,8 @@ func consistent(ds []pipDie, ps []pip) []pipDie {
 	out := ds[:0]
 	for i, d := range ds {
 		if d.f.n == 1 {
-			if ps[d.f.pips[0]].light != wantLight {
-				continue
-			}
-			if st[i].contrast < minContrastShare*refC {
+			if ps[d.f.pips[0]].light != wantLight || st[i].contrast < minContrastShare*refC {
+				odd = append(odd, d)
 				continue
 			}
 			if strong && (st[i].r < 0.7*refR || st[i].r > 2.2*refR) {
@@ -824,7 +828,7 @@ func consistent(ds []pipDie, ps []pip) []pipDie {
 		}
 		out = append(out, d)
 	}
-	return out
+	return out, odd
 }
 
 // minContrastShare is the share of the roll's pip contrast a lone pip needs:

@@ -222,13 +222,16 @@ func TestConsistentSidesSetPolarity(t *testing.T) {
 		{x: 300, y: 50, r: 4, core: 10, ring: 250, light: true}, // a highlight
 	}
 	ds := []pipDie{{f: face{n: 1, pips: []int{0}}}, {f: face{n: 1, pips: []int{1}}}}
-	if got := consistent(slices.Clone(ds), ps); len(got) != 1 || got[0].f.pips[0] != 1 {
-		t.Fatalf("without sides the stronger spot sets the polarity: kept %v", got)
+	if got, odd := consistent(slices.Clone(ds), ps); len(got) != 1 || got[0].f.pips[0] != 1 || len(odd) != 1 || odd[0].f.pips[0] != 0 {
+		t.Fatalf("without sides the stronger spot sets the polarity: kept %v, odd %v", got, odd)
 	}
 	ds[0].sidePips = []int{5, 6}
-	got := consistent(ds, ps)
+	got, odd := consistent(ds, ps)
 	if len(got) != 1 || got[0].f.pips[0] != 0 {
 		t.Errorf("kept %v, want only the die with side faces", got)
+	}
+	if len(odd) != 1 || odd[0].f.pips[0] != 1 {
+		t.Errorf("left out as odd %v, want the highlight", odd)
 	}
 }
 
@@ -315,7 +318,7 @@ func TestReadPipsTwoAtTheEdge(t *testing.T) {
 		for _, topDown := range []bool{false, true} {
 			die := image.Rect(160-28, int(tc.cy)-28, 160+28, int(tc.cy)+28)
 			g, _ := drawDice(t, 320, 240, 60, []image.Rectangle{die}, [][2]float64{{147.3, tc.cy - 12.7}, {172.7, tc.cy + 12.7}}, 4.5)
-			ds, _ := readPips(g)
+			ds, _, _ := readPips(g)
 			if topDown {
 				markLeaning(ds)
 			}

@@ -43,7 +43,7 @@ func TestDebugDump(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dice, ps := readPips(g)
+		dice, ps, _ := readPips(g)
 		out := Annotate(img, nil).(*image.RGBA)
 		for _, p := range ps {
 			col := color.RGBA{0, 0, 255, 255}

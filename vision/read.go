@@ -19,9 +19,26 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	// a model must agree with (lone pips are not: a numbered die's round
 	// marks make them).
 	var witnesses []witness
+	var bs []blob // the regions that differ from the tray, once looked for
+	found := false
+	blobs := func() error {
+		if !found {
+			var err error
+			bs, err = r.blobs(img, inView)
+			found = err == nil
+			return err
+		}
+		return nil
+	}
 	switch {
 	case r.allows("d6"):
-		pds, ps := readPips(g)
+		pds, ps, odd := readPips(g)
+		if len(odd) > 0 && img != nil {
+			if err := blobs(); err != nil {
+				return nil, err
+			}
+			pds = append(pds, lonesOnDice(g, odd, ps, pds, bs)...)
+		}
 		if r.opts.TopDown {
 			markLeaning(pds)
 		}
@@ -40,12 +57,11 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		// In the view of a set enrolled without d6 no pip die is looked
 		// for, but a face of several pips still leaves its die unread:
 		// the model was never shown a pip d6.
-		pds, ps := readPips(g)
+		pds, ps, _ := readPips(g)
 		witnesses = pipWitnesses(g, pds, ps, true)
 	}
 	if img != nil && r.needBlobs() {
-		bs, err := r.blobs(img, inView)
-		if err != nil {
+		if err := blobs(); err != nil {
 			return nil, err
 		}
 		out = r.mergeBlobs(img, out, bs, witnesses)
@@ -427,6 +443,9 @@ func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
 		x, y := pd.f.toImage(c[0], c[1])
 		d.Outline = append(d.Outline, g.toPhotoPt(x, y))
 	}
+	if pd.die != nil {
+		d.Box, d.Outline = pd.die.box, pd.die.outline
+	}
 	if !pd.null && pd.conf >= r.opts.MinConfidence {
 		d.Face = intp(pd.f.n)
 	}
@@ -435,6 +454,61 @@ func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
 	}
 	return d
 }
+
+// lonesOnDice keeps those of the lone pips left out for being unlike the
+// roll's (odd: another polarity or a fainter contrast — a die of another
+// colour) that a die-like region vouches for: a square one (a d6 seen
+// from above; the loop of a numeral at a numbered die's middle is on no
+// square), the pip at its middle (within lonePipOff of its side), of the
+// size a 1's pip has on such a die (a diameter of lonePipSize of its
+// side), and no other pip face on it.
+// Rendered dice of random colours: 73 such 1s at 0.02–0.03 of the side
+// from the middle, diameters 0.11–0.15, and two pips of 2s at 0.23 and
+// 0.28; on matteop65, 96 of the 97 spots left out lie on no die-like
+// region, the last beside a die's pip face.
+func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []pipDie {
+	var out []pipDie
+	taken := make([]bool, len(bs))
+	for _, pd := range pds {
+		c := centre(g.toPhoto(pd.f.box()))
+		for i := range bs {
+			if c.In(bs[i].box) {
+				taken[i] = true
+			}
+		}
+	}
+	for _, pd := range odd {
+		p := &ps[pd.f.pips[0]]
+		pc := g.toPhotoPt(p.x, p.y)
+		best := -1
+		for i := range bs {
+			if bs[i].dieLike() && pc.In(bs[i].box) && (best < 0 || bs[i].area < bs[best].area) {
+				best = i
+			}
+		}
+		if best < 0 || taken[best] || !bs[best].square() {
+			continue
+		}
+		b := &bs[best]
+		side := math.Sqrt(float64(b.box.Dx() * b.box.Dy()))
+		bc := centre(b.box)
+		diam := 2 * p.r / g.scale / side
+		if math.Hypot(float64(pc.X-bc.X), float64(pc.Y-bc.Y)) > lonePipOff*side || diam < lonePipSize[0] || diam > lonePipSize[1] {
+			continue
+		}
+		taken[best] = true
+		pd.die = b
+		out = append(out, pd)
+	}
+	return out
+}
+
+// lonePipOff and lonePipSize bound where and how large a lone pip lies on
+// a die-like region that vouches for it (shares of the region's side).
+var (
+	lonePipOff  = 0.1
+	lonePipSize = [2]float64{0.07, 0.35}
+)
 
 // pipRadius is the mean radius of f's pips, in photo pixels.
 func pipRadius(g *grayImg, ps []pip, f *face) float64 {

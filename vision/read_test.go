@@ -362,3 +362,47 @@ func TestLeansInNeedsPipsOfADie(t *testing.T) {
 		}
 	}
 }
+
+// TestLonesOnDice: a lone pip left out for its polarity counts as a 1 only
+// where a square die-like region vouches for it: at its middle, of a 1's
+// size for it, and with no other pip face on it.
+func TestLonesOnDice(t *testing.T) {
+	g, err := newGray(image.NewRGBA(image.Rect(0, 0, 640, 480)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	square := blob{box: image.Rect(100, 100, 180, 180), solid: 0.95, aspect: 1.02, corners: 4}
+	hexagon := square
+	hexagon.corners = 6
+	at := func(x, y, r float64) pip { return pip{x: x * g.scale, y: y * g.scale, r: r * g.scale} }
+	one := func(k int) pipDie { return pipDie{f: face{n: 1, pips: []int{k}}} }
+	for _, tc := range []struct {
+		name  string
+		p     pip
+		b     blob
+		other bool // a pip face on the region already
+		want  bool
+	}{
+		{"at the middle", at(141, 139, 6), square, false, true},
+		{"off the middle (a 2's pip)", at(160, 160, 6), square, false, false},
+		{"on a hexagon (a numeral's loop)", at(140, 140, 6), hexagon, false, false},
+		{"as large as the region", at(140, 140, 30), square, false, false},
+		{"a speck", at(140, 140, 2), square, false, false},
+		{"beside a pip face", at(140, 140, 6), square, true, false},
+		{"on no region", at(400, 300, 6), square, false, false},
+	} {
+		ps := []pip{tc.p, at(140, 130, 5)}
+		var pds []pipDie
+		if tc.other {
+			pds = []pipDie{{f: face{n: 2, pips: []int{1}, cx: 140 * g.scale, cy: 130 * g.scale, A: m2{g.scale, 0, 0, g.scale}, half: 10}}}
+		}
+		got := lonesOnDice(g, []pipDie{one(0)}, ps, pds, []blob{tc.b})
+		if (len(got) == 1) != tc.want {
+			t.Errorf("%s: kept %d, want %v", tc.name, len(got), tc.want)
+		}
+		if len(got) == 1 && (got[0].die == nil || got[0].die.box != tc.b.box) {
+			t.Errorf("%s: kept without its region: %+v", tc.name, got[0])
+		}
+	}
+}
