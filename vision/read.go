@@ -33,7 +33,10 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	switch {
 	case r.allows("d6"):
 		pds, ps, odd := readPips(g)
-		if len(odd) > 0 && img != nil {
+		// With a model that reads d6 the pip faces only witness and lean
+		// (below): a lone odd spot is no evidence of either, and may be
+		// the loop of a numbered d6's numeral.
+		if len(odd) > 0 && img != nil && !r.modelReadsD6() {
 			if err := blobs(); err != nil {
 				return nil, err
 			}
