@@ -33,10 +33,10 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	switch {
 	case r.allows("d6"):
 		pds, ps, odd := readPips(g)
-		// With a model that reads d6 the pip faces only witness and lean
-		// (below): a lone odd spot is no evidence of either, and may be
-		// the loop of a numbered d6's numeral.
-		if len(odd) > 0 && img != nil && !r.modelReadsD6() {
+		// Only without a model: a model's numbered dice have numerals
+		// whose loops sit at their middles (a d100's "40", a d6's "4"),
+		// and with one that reads d6 the pip faces only witness and lean.
+		if len(odd) > 0 && img != nil && r.opts.Model == nil {
 			if err := blobs(); err != nil {
 				return nil, err
 			}
@@ -464,7 +464,7 @@ func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
 // from above; the loop of a numeral at a numbered die's middle is on no
 // square), the pip at its middle (within lonePipOff of its side), of the
 // size a 1's pip has on such a die (a diameter of lonePipSize of its
-// side), and no other pip face on it.
+// side), no other pip face on it and no other spot near its middle.
 // Rendered dice of random colours: 73 such 1s at 0.02–0.03 of the side
 // from the middle, diameters 0.11–0.15, and two pips of 2s at 0.23 and
 // 0.28; on matteop65, 96 of the 97 spots left out lie on no die-like
@@ -492,11 +492,34 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		if best < 0 || taken[best] || !bs[best].square() {
 			continue
 		}
+		if p.ring-p.core < lonePipContrast {
+			continue // faint: the die's other pips may be fainter still
+		}
+		if float64(p.area) > lonePipFill*math.Pi*p.r*p.r {
+			continue // soft-edged: a highlight, not a painted disc
+		}
 		b := &bs[best]
 		side := math.Sqrt(float64(b.box.Dx() * b.box.Dy()))
 		bc := centre(b.box)
 		diam := 2 * p.r / g.scale / side
 		if math.Hypot(float64(pc.X-bc.X), float64(pc.Y-bc.Y)) > lonePipOff*side || diam < lonePipSize[0] || diam > lonePipSize[1] {
+			continue
+		}
+		// A 1's top shows nothing else: another spot like a pip (a pip, or
+		// round and of its size) near the middle is the rest of a 3 or 5
+		// whose faint pips were not read, or the glare that kept a face
+		// from being read. (A die's lit edges make elongated spots.)
+		alone := true
+		for k := range ps {
+			q := &ps[k]
+			qc := g.toPhotoPt(q.x, q.y)
+			pipLike := q.ok || (q.elong >= 0.75 && q.r >= 0.5*p.r && q.r <= 2*p.r)
+			if q != p && q.light == p.light && pipLike && math.Hypot(q.x-p.x, q.y-p.y) > p.r+q.r &&
+				math.Hypot(float64(qc.X-bc.X), float64(qc.Y-bc.Y)) <= lonePipClear*side {
+				alone = false
+			}
+		}
+		if !alone {
 			continue
 		}
 		taken[best] = true
@@ -507,10 +530,23 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 }
 
 // lonePipOff and lonePipSize bound where and how large a lone pip lies on
-// a die-like region that vouches for it (shares of the region's side).
+// a die-like region that vouches for it, lonePipClear how far around the
+// middle no other spot may lie (shares of the region's side; a 3's or 5's
+// corner pips lie 0.35 from the middle of a face that fills it).
 var (
-	lonePipOff  = 0.1
-	lonePipSize = [2]float64{0.07, 0.35}
+	lonePipOff   = 0.1
+	lonePipSize  = [2]float64{0.07, 0.35}
+	lonePipClear = 0.45
+	// lonePipContrast is the least grey-level contrast of a lone pip a die
+	// vouches for (rendered 1s of random colours: 100–230; a small pink
+	// 3 with green pips whose corner pips merged with its lit edges, read
+	// as 1 by a reviewer: 59).
+	lonePipContrast = 90.0
+	// lonePipFill bounds a lone pip's area over the disc its spread makes:
+	// a painted pip has an edge (rendered 1.00–1.06), a highlight fades
+	// (a reviewer's soft spot on a die whose grey pips its red hid:
+	// 1.13–1.16, read as 1).
+	lonePipFill = 1.1
 )
 
 // pipRadius is the mean radius of f's pips, in photo pixels.

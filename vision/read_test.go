@@ -2,6 +2,7 @@ package vision
 
 import (
 	"image"
+	"math"
 	"testing"
 
 	"github.com/towerd/towerd/vision/numeral"
@@ -375,27 +376,40 @@ func TestLonesOnDice(t *testing.T) {
 	square := blob{box: image.Rect(100, 100, 180, 180), solid: 0.95, aspect: 1.02, corners: 4}
 	hexagon := square
 	hexagon.corners = 6
-	at := func(x, y, r float64) pip { return pip{x: x * g.scale, y: y * g.scale, r: r * g.scale} }
+	at := func(x, y, r float64) pip {
+		r *= g.scale
+		return pip{x: x * g.scale, y: y * g.scale, r: r, elong: 1, ok: true, core: 20, ring: 200, area: int(math.Pi * r * r)}
+	}
+	faint, soft, near := at(141, 139, 6), at(141, 139, 6), at(141, 139, 6)
+	faint.ring = 80
+	soft.area = int(1.2 * math.Pi * soft.r * soft.r)
 	one := func(k int) pipDie { return pipDie{f: face{n: 1, pips: []int{k}}} }
 	for _, tc := range []struct {
 		name  string
 		p     pip
 		b     blob
 		other bool // a pip face on the region already
+		spot  bool // another spot like a pip near the middle
 		want  bool
 	}{
-		{"at the middle", at(141, 139, 6), square, false, true},
-		{"off the middle (a 2's pip)", at(160, 160, 6), square, false, false},
-		{"on a hexagon (a numeral's loop)", at(140, 140, 6), hexagon, false, false},
-		{"as large as the region", at(140, 140, 30), square, false, false},
-		{"a speck", at(140, 140, 2), square, false, false},
-		{"beside a pip face", at(140, 140, 6), square, true, false},
-		{"on no region", at(400, 300, 6), square, false, false},
+		{"at the middle", at(141, 139, 6), square, false, false, true},
+		{"faint (the die's other pips may be fainter)", faint, square, false, false, false},
+		{"soft-edged (a highlight)", soft, square, false, false, false},
+		{"with a spot like a pip near the middle (a 3)", near, square, false, true, false},
+		{"off the middle (a 2's pip)", at(160, 160, 6), square, false, false, false},
+		{"on a hexagon (a numeral's loop)", at(140, 140, 6), hexagon, false, false, false},
+		{"as large as the region", at(140, 140, 30), square, false, false, false},
+		{"a speck", at(140, 140, 2), square, false, false, false},
+		{"beside a pip face", at(140, 140, 6), square, true, false, false},
+		{"on no region", at(400, 300, 6), square, false, false, false},
 	} {
-		ps := []pip{tc.p, at(140, 130, 5)}
+		ps := []pip{tc.p, at(20, 20, 5)}
+		if tc.spot {
+			ps[1] = at(116, 116, 6) // a 3's corner pip, 0.3 of the side away
+		}
 		var pds []pipDie
 		if tc.other {
-			pds = []pipDie{{f: face{n: 2, pips: []int{1}, cx: 140 * g.scale, cy: 130 * g.scale, A: m2{g.scale, 0, 0, g.scale}, half: 10}}}
+			pds = []pipDie{{f: face{n: 2, pips: []int{1}, cx: 140 * g.scale, cy: 165 * g.scale, A: m2{g.scale, 0, 0, g.scale}, half: 10}}}
 		}
 		got := lonesOnDice(g, []pipDie{one(0)}, ps, pds, []blob{tc.b})
 		if (len(got) == 1) != tc.want {
