@@ -72,11 +72,48 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 		chosen = append(chosen, f)
 	}
 	markOtherPairings(chosen, valid, ps)
+	markGlints(chosen, ps)
 	markRivals(chosen, cut, bigger)
 	markRivals(chosen, valid, fitsBetter)
 	dice, odd = consistent(upFaces(g, inv, ps, chosen), ps)
 	return dice, ps, odd
 }
+
+// markGlints makes doubtful a chosen 3 or 5 of light pips whose middle
+// pip fades where the others have an edge (see fill): a glint of the light
+// on a glossy die's middle passes for the middle pip of a light-pipped 2
+// or 4. (A dark pip is no glint.) A reviewer's rendered glints: 1.13–1.16;
+// painted pips 1.00–1.06, webcam pips of matteop65 (all dark) up to 1.06.
+func markGlints(chosen []face, ps []pip) {
+	for i := range chosen {
+		f := &chosen[i]
+		if f.n != 3 && f.n != 5 || !ps[f.pips[0]].light {
+			continue
+		}
+		mid := f.pips[1] // pattern order: a 3's middle is its 2nd pip, a 5's its 5th
+		if f.n == 5 {
+			mid = f.pips[4]
+		}
+		if fill(&ps[mid]) <= maxPipFill {
+			continue
+		}
+		edged := true
+		for _, k := range f.pips {
+			if k != mid && fill(&ps[k]) > maxPipFill {
+				edged = false
+			}
+		}
+		f.doubt = f.doubt || edged
+	}
+}
+
+// fill is a spot's area over the disc its spread makes: about 1 for a
+// disc with an edge, more for a spot that fades (a highlight).
+func fill(p *pip) float64 { return float64(p.area) / (math.Pi * p.r * p.r) }
+
+// maxPipFill is the most fill a painted pip shows (rendered 1.00–1.06; a
+// reviewer's soft glare 1.13–1.16).
+const maxPipFill = 1.1
 
 // clearQuality is a clear difference in two faces' quality (checkFace).
 const clearQuality = 0.3

@@ -363,3 +363,43 @@ func TestMarkRivalsFitsBetter(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkGlints: a 3 or 5 of light pips whose middle pip fades where the
+// others have an edge may be a 2 or 4 with a glint of the light at its
+// middle: doubtful. Pips that all fade (a blurred photo), a middle with an
+// edge, or dark pips leave the face alone.
+func TestMarkGlints(t *testing.T) {
+	disc := func(light bool, fill float64) pip {
+		return pip{r: 5, area: int(fill * math.Pi * 25), light: light}
+	}
+	for _, tc := range []struct {
+		name       string
+		n          int
+		mid, other float64
+		light      bool
+		doubt      bool
+	}{
+		{"a 3 with a glint", 3, 1.15, 1.02, true, true},
+		{"a 5 with a glint", 5, 1.15, 1.02, true, true},
+		{"a 3 with an edged middle", 3, 1.04, 1.02, true, false},
+		{"a blurred 3", 3, 1.2, 1.18, true, false},
+		{"dark pips", 3, 1.15, 1.02, false, false},
+	} {
+		ps := make([]pip, tc.n)
+		f := face{n: tc.n}
+		for k := range ps {
+			ps[k] = disc(tc.light, tc.other)
+			f.pips = append(f.pips, k)
+		}
+		mid := 1
+		if tc.n == 5 {
+			mid = 4
+		}
+		ps[mid] = disc(tc.light, tc.mid)
+		chosen := []face{f}
+		markGlints(chosen, ps)
+		if chosen[0].doubt != tc.doubt {
+			t.Errorf("%s: doubt %v, want %v", tc.name, chosen[0].doubt, tc.doubt)
+		}
+	}
+}

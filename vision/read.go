@@ -464,7 +464,9 @@ func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
 // from above; the loop of a numeral at a numbered die's middle is on no
 // square), the pip at its middle (within lonePipOff of its side), of the
 // size a 1's pip has on such a die (a diameter of lonePipSize of its
-// side), no other pip face on it and no other spot near its middle.
+// side), no other pip face on it and no other spot near its middle, of a
+// clear contrast and with an edge (see fill: a soft spot on a die whose
+// grey pips its red hid from the grey image was read as 1).
 // Rendered dice of random colours: 73 such 1s at 0.02–0.03 of the side
 // from the middle, diameters 0.11–0.15, and two pips of 2s at 0.23 and
 // 0.28; on matteop65, 96 of the 97 spots left out lie on no die-like
@@ -495,8 +497,8 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		if p.ring-p.core < lonePipContrast {
 			continue // faint: the die's other pips may be fainter still
 		}
-		if float64(p.area) > lonePipFill*math.Pi*p.r*p.r {
-			continue // soft-edged: a highlight, not a painted disc
+		if fill(p) > maxPipFill {
+			continue // it fades: a highlight, not a painted disc
 		}
 		b := &bs[best]
 		side := math.Sqrt(float64(b.box.Dx() * b.box.Dy()))
@@ -542,11 +544,6 @@ var (
 	// 3 with green pips whose corner pips merged with its lit edges, read
 	// as 1 by a reviewer: 59).
 	lonePipContrast = 90.0
-	// lonePipFill bounds a lone pip's area over the disc its spread makes:
-	// a painted pip has an edge (rendered 1.00–1.06), a highlight fades
-	// (a reviewer's soft spot on a die whose grey pips its red hid:
-	// 1.13–1.16, read as 1).
-	lonePipFill = 1.1
 )
 
 // pipRadius is the mean radius of f's pips, in photo pixels.
