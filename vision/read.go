@@ -535,9 +535,8 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 // a die-like region that vouches for it, lonePipClear how far around the
 // middle no other spot may lie (shares of the region's side; a 3's or 5's
 // corner pips lie 0.35 from the middle of a face that fills it).
-var (
+const (
 	lonePipOff   = 0.1
-	lonePipSize  = [2]float64{0.07, 0.35}
 	lonePipClear = 0.45
 	// lonePipContrast is the least grey-level contrast of a lone pip a die
 	// vouches for (rendered 1s of random colours: 100–230; a small pink
@@ -545,6 +544,8 @@ var (
 	// as 1 by a reviewer: 59).
 	lonePipContrast = 90.0
 )
+
+var lonePipSize = [2]float64{0.07, 0.35}
 
 // pipRadius is the mean radius of f's pips, in photo pixels.
 func pipRadius(g *grayImg, ps []pip, f *face) float64 {
