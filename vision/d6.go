@@ -73,6 +73,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	}
 	markOtherPairings(chosen, valid, ps)
 	markGlints(chosen, ps)
+	markGlare(g, chosen, ps)
 	markRivals(chosen, cut, bigger)
 	markRivals(chosen, valid, fitsBetter)
 	dice, odd = consistent(upFaces(g, inv, ps, chosen), ps)
@@ -106,6 +107,50 @@ func markGlints(chosen []face, ps []pip) {
 		f.doubt = f.doubt || edged
 	}
 }
+
+// markGlare makes doubtful a chosen 2, 4 or 6 of dark pips whose middle
+// (no pip there) is brighter than the die and burnt out to white: glare
+// there may hide a 3's or 5's middle pip (a reviewer's rendered glare
+// patches: middles 0.12–0.41 of the pip contrast brighter, peaking at
+// 253–255; matteop65's real faces up to 0.26 brighter but never above
+// 190).
+func markGlare(g *grayImg, chosen []face, ps []pip) {
+	for i := range chosen {
+		f := &chosen[i]
+		if f.n%2 != 0 || ps[f.pips[0]].light {
+			continue
+		}
+		var ring, core, r float64
+		for _, k := range f.pips {
+			ring += ps[k].ring / float64(f.n)
+			core += ps[k].core / float64(f.n)
+			r += ps[k].r / float64(f.n)
+		}
+		var sum, peak float64
+		n := 0
+		for dy := -r; dy <= r; dy++ {
+			for dx := -r; dx <= r; dx++ {
+				if dx*dx+dy*dy <= r*r {
+					v := g.at(f.cx+dx, f.cy+dy)
+					sum += v
+					peak = max(peak, v)
+					n++
+				}
+			}
+		}
+		if n > 0 && peak >= glarePeak && sum/float64(n)-ring >= glareShare*(ring-core) {
+			f.doubt = true
+		}
+	}
+}
+
+// glarePeak is the grey from which a face's middle is burnt out, and
+// glareShare how much brighter than the die (a share of the pips'
+// contrast) it must be to be glare.
+const (
+	glarePeak  = 250
+	glareShare = 0.1
+)
 
 // fill is a spot's area over the disc its spread makes: about 1 for a
 // disc with an edge, more for a spot that fades (a highlight).

@@ -403,3 +403,49 @@ func TestMarkGlints(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkGlare: a 2, 4 or 6 of dark pips whose middle is burnt out to
+// white and brighter than the die may hide a 3's or 5's middle pip under
+// glare: doubtful. A plain middle, a die overexposed all over (its body as
+// white as its middle) and a 3 (its middle is a pip) are left alone.
+func TestMarkGlare(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		n          int
+		body, glow uint8
+		doubt      bool
+	}{
+		{"a 4 with glare", 4, 190, 255, true},
+		{"a 2 with glare", 2, 190, 255, true},
+		{"a plain 4", 4, 190, 190, false},
+		{"an overexposed white 4", 4, 253, 255, false},
+		{"a 3", 3, 190, 255, false},
+	} {
+		img := image.NewRGBA(image.Rect(0, 0, 320, 240))
+		for y := range 240 {
+			for x := range 320 {
+				v := tc.body
+				if math.Hypot(float64(x)-160, float64(y)-120) <= 8 {
+					v = tc.glow
+				}
+				img.SetRGBA(x, y, color.RGBA{v, v, v, 255})
+			}
+		}
+		g, err := newGray(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := make([]pip, tc.n)
+		f := face{n: tc.n, cx: 160 * g.scale, cy: 120 * g.scale}
+		for k := range ps {
+			ps[k] = pip{r: 5 * g.scale, core: 30, ring: float64(tc.body)}
+			f.pips = append(f.pips, k)
+		}
+		chosen := []face{f}
+		markGlare(g, chosen, ps)
+		g.close()
+		if chosen[0].doubt != tc.doubt {
+			t.Errorf("%s: doubt %v, want %v", tc.name, chosen[0].doubt, tc.doubt)
+		}
+	}
+}
