@@ -74,6 +74,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	markOtherPairings(chosen, valid, ps)
 	markGlints(chosen, ps)
 	markGlare(g, chosen, ps)
+	markThirdPips(g, inv, chosen, ps)
 	markRivals(chosen, cut, bigger)
 	markRivals(chosen, valid, fitsBetter)
 	dice, odd = consistent(upFaces(g, inv, ps, chosen), ps)
@@ -151,6 +152,46 @@ const (
 	glarePeak  = 250
 	glareShare = 0.1
 )
+
+// markThirdPips makes doubtful a chosen 2 with a third pip like its own
+// one spacing on along its diagonal, on the same die (die-bright between):
+// a 2 is two corners of its face, and beyond a corner is the die's edge,
+// so the three are a 3 (or a 5's diagonal) whose face was not read: a
+// light scratch near a 3's middle pip kept it from being read, and its
+// middle and a corner made a 2 (a reviewer's sets, read as a tower does:
+// scratched 3s read as 2 17 → 15 of 80, small dice 4 → 2 wrong). On
+// matteop65 no 2 has such a pip (the one found there is unlike, 0.54).
+func markThirdPips(g, inv *grayImg, chosen []face, ps []pip) {
+	for i := range chosen {
+		f := &chosen[i]
+		if f.n != 2 {
+			continue
+		}
+		a, b := &ps[f.pips[0]], &ps[f.pips[1]]
+		gg := g
+		if a.light {
+			gg = inv
+		}
+		dx, dy := b.x-a.x, b.y-a.y
+		spacing := math.Hypot(dx, dy)
+		for k := range ps {
+			q := &ps[k]
+			if k == f.pips[0] || k == f.pips[1] || !q.ok || q.light != a.light || alike(a, q) < thirdPipAlike {
+				continue
+			}
+			for _, e := range [][4]float64{{b.x + dx, b.y + dy, b.x, b.y}, {a.x - dx, a.y - dy, a.x, a.y}} {
+				if math.Hypot(q.x-e[0], q.y-e[1]) <= 0.25*spacing &&
+					dieBright(gg, ps, e[2], e[3], q.x, q.y, []int{f.pips[0], f.pips[1], k}, (a.ring+b.ring)/2) {
+					f.doubt = true
+				}
+			}
+		}
+	}
+}
+
+// thirdPipAlike is how alike (see alike) a third pip must be to a 2's,
+// as a face's pips are (0.9 and more in the scratched 3s).
+const thirdPipAlike = 0.8
 
 // fill is a spot's area over the disc its spread makes: about 1 for a
 // disc with an edge, more for a spot that fades (a highlight).

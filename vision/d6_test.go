@@ -449,3 +449,55 @@ func TestMarkGlare(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkThirdPips: a 2 with a third pip like its own one spacing on
+// along its diagonal, on the same die, is a 3 whose face was not read:
+// doubtful. A third pip unlike its own, or off the diagonal, or beyond a
+// dark gap (another die), leaves the 2 alone.
+func TestMarkThirdPips(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		third [2]float64
+		gap   bool // a dark gap between the 2 and the third pip
+		shape [3]float64
+		doubt bool
+	}{
+		{"a 3's third pip", [2]float64{180, 140}, false, [3]float64{}, true},
+		{"off the diagonal", [2]float64{180, 110}, false, [3]float64{}, false},
+		{"on another die", [2]float64{180, 140}, true, [3]float64{}, false},
+		{"unlike the 2's", [2]float64{180, 140}, false, [3]float64{40, 0, 4}, false},
+	} {
+		img := image.NewRGBA(image.Rect(0, 0, 320, 240))
+		for y := range 240 {
+			for x := range 320 {
+				v := uint8(220)
+				if tc.gap && math.Abs(float64(x+y)-310) < 3 {
+					v = 30
+				}
+				img.SetRGBA(x, y, color.RGBA{v, v, v, 255})
+			}
+		}
+		g, err := newGray(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := g.inverted()
+		s := g.scale
+		round := [3]float64{4 * s * s, 0, 4 * s * s}
+		pp := func(x, y float64, cov [3]float64) pip {
+			return pip{x: x * s, y: y * s, r: 4 * s, cov: cov, ok: true, core: 30, ring: 220}
+		}
+		shape := round
+		if tc.shape != ([3]float64{}) {
+			shape = [3]float64{tc.shape[0] * s * s, 0, tc.shape[2] * s * s}
+		}
+		ps := []pip{pp(140, 100, round), pp(160, 120, round), pp(tc.third[0], tc.third[1], shape)}
+		chosen := []face{{n: 2, pips: []int{0, 1}}}
+		markThirdPips(g, inv, chosen, ps)
+		inv.close()
+		g.close()
+		if chosen[0].doubt != tc.doubt {
+			t.Errorf("%s: doubt %v, want %v", tc.name, chosen[0].doubt, tc.doubt)
+		}
+	}
+}
