@@ -121,12 +121,7 @@ func markGlare(g *grayImg, chosen []face, ps []pip) {
 		if f.n%2 != 0 || ps[f.pips[0]].light {
 			continue
 		}
-		var ring, core, r float64
-		for _, k := range f.pips {
-			ring += ps[k].ring / float64(f.n)
-			core += ps[k].core / float64(f.n)
-			r += ps[k].r / float64(f.n)
-		}
+		core, ring, r := pipMeans(ps, f)
 		var sum, peak float64
 		n := 0
 		for dy := -r; dy <= r; dy++ {
@@ -181,7 +176,7 @@ func markThirdPips(g, inv *grayImg, chosen []face, ps []pip) {
 			}
 			for _, e := range [][4]float64{{b.x + dx, b.y + dy, b.x, b.y}, {a.x - dx, a.y - dy, a.x, a.y}} {
 				if math.Hypot(q.x-e[0], q.y-e[1]) <= 0.25*spacing &&
-					dieBright(gg, ps, e[2], e[3], q.x, q.y, []int{f.pips[0], f.pips[1], k}, (a.ring+b.ring)/2) {
+					dieBright(gg, ps, e[2], e[3], q.x, q.y, []int{f.pips[0], f.pips[1], k}, ringOf(ps, f)) {
 					f.doubt = true
 				}
 			}
@@ -335,11 +330,8 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		return 0
 	}
 	// Nothing else dark inside the face.
-	var pipC, pipRad float64
-	for _, k := range f.pips {
-		pipC += (ps[k].ring - ps[k].core) / float64(f.n)
-		pipRad += ps[k].r / float64(f.n)
-	}
+	core, ring, pipRad := pipMeans(ps, f)
+	contrast := ring - core
 	var mean pip
 	if f.n == 1 {
 		mean = ps[f.pips[0]]
@@ -378,7 +370,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		// top row of a 6 smeared by motion made a 2.
 		lim := pipZone * f.half
 		if (s.ok || s.elong >= 0.5) && f.n < 6 && math.Abs(u) <= lim && math.Abs(v) <= lim &&
-			s.ring-s.core >= minPipContrastShare*pipC && s.r > pipRad/1.6 && s.r < pipRad*1.6 {
+			s.ring-s.core >= minPipContrastShare*contrast && s.r > pipRad/1.6 && s.r < pipRad*1.6 {
 			return 0
 		}
 	}
@@ -394,11 +386,8 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	}
 	// Die-bright between the pips: sample the face away from the pips and
 	// compare with the pips' own contrast.
-	var core, ring float64
 	lo, hi := math.Inf(1), 0.0
 	for _, k := range f.pips {
-		core += ps[k].core
-		ring += ps[k].ring
 		c := ps[k].ring - ps[k].core
 		lo, hi = min(lo, c), max(hi, c)
 	}
@@ -407,9 +396,6 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	if lo < minPipContrastShare*hi {
 		return 0
 	}
-	core /= float64(f.n)
-	ring /= float64(f.n)
-	contrast := ring - core
 	if contrast <= 0 {
 		return 0
 	}
@@ -626,11 +612,8 @@ func markOrphans(ds []pipDie, ps []pip) {
 		if f.n >= 6 || ds[i].null {
 			continue
 		}
-		var r, c float64
-		for _, k := range f.pips {
-			r += ps[k].r / float64(f.n)
-			c += (ps[k].ring - ps[k].core) / float64(f.n)
-		}
+		core, ring, r := pipMeans(ps, f)
+		c := ring - core
 		light := ps[f.pips[0]].light
 		reach := orphanReach * f.halfPx()
 		alike := 0
@@ -689,11 +672,20 @@ func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
 
 // ringOf is the mean brightness around f's pips: the die's face.
 func ringOf(ps []pip, f *face) float64 {
-	var ring float64
-	for _, k := range f.pips {
-		ring += ps[k].ring / float64(f.n)
-	}
+	_, ring, _ := pipMeans(ps, f)
 	return ring
+}
+
+// pipMeans are the means of f's pips' core and ring grey and radius
+// (working pixels).
+func pipMeans(ps []pip, f *face) (core, ring, r float64) {
+	for _, k := range f.pips {
+		core += ps[k].core
+		ring += ps[k].ring
+		r += ps[k].r
+	}
+	n := float64(f.n)
+	return core / n, ring / n, r / n
 }
 
 // dieBright reports whether g is at least sameDieBright of the die's

@@ -549,10 +549,7 @@ var lonePipSize = [2]float64{0.07, 0.35}
 
 // pipRadius is the mean radius of f's pips, in photo pixels.
 func pipRadius(g *grayImg, ps []pip, f *face) float64 {
-	var r float64
-	for _, k := range f.pips {
-		r += ps[k].r / float64(f.n)
-	}
+	_, _, r := pipMeans(ps, f)
 	return r / g.scale
 }
 
