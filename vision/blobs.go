@@ -408,9 +408,7 @@ func findTray(c *colourImg) ([]bool, [3]uint8) {
 	region := func(chroma int) (gocv.PointsVector, int, float64, error) {
 		near := make([]uint8, w*h)
 		for i := range near {
-			d0 := abs(int(d[3*i]) - int(felt[0]))
-			dc := max(abs(int(d[3*i+1])-int(felt[1])), abs(int(d[3*i+2])-int(felt[2])))
-			if d0 < feltTolerance && 3*dc < chroma*feltTolerance {
+			if nearFelt(d[3*i:3*i+3], felt, chroma) {
 				near[i] = 255
 			}
 		}
@@ -480,13 +478,22 @@ func plainShare(c *colourImg, tray []bool, felt [3]uint8) float64 {
 			continue
 		}
 		in++
-		d0 := abs(int(d[3*i]) - int(felt[0]))
-		dc := max(abs(int(d[3*i+1])-int(felt[1])), abs(int(d[3*i+2])-int(felt[2])))
-		if d0 < feltTolerance && 3*dc < feltTolerance {
+		if nearFelt(d[3*i:3*i+3], felt, 1) {
 			near++
 		}
 	}
 	return float64(near) / float64(max(in, 1))
+}
+
+// nearFelt reports whether the YCrCb pixel px is near the felt's colour:
+// luma within feltTolerance, chroma within chroma thirds of it.
+func nearFelt(px []uint8, felt [3]uint8, chroma int) bool {
+	return abs(int(px[0])-int(felt[0])) < feltTolerance && 3*chromaDist(px, felt[:]) < chroma*feltTolerance
+}
+
+// chromaDist is the larger difference of two YCrCb pixels' chroma.
+func chromaDist(a, b []uint8) int {
+	return max(abs(int(a[1])-int(b[1])), abs(int(a[2])-int(b[2])))
 }
 
 // plainTray is the plainShare from which a tray is plain, like a tower's
@@ -615,7 +622,7 @@ func (c *colourImg) shade(mask []uint8, bg gocv.Mat, b blob) bool {
 			gy := float64(d[3*(i+w)]) - float64(d[3*(i-w)])
 			grad += math.Hypot(gx, gy)
 			dim += float64(d[3*i]) / math.Max(1, float64(bd[3*i]))
-			chroma += float64(max(abs(int(d[3*i+1])-int(bd[3*i+1])), abs(int(d[3*i+2])-int(bd[3*i+2]))))
+			chroma += float64(chromaDist(d[3*i:3*i+3], bd[3*i:3*i+3]))
 			n++
 		}
 	}
@@ -707,8 +714,7 @@ func (tv *trayView) unshade(m gocv.Mat, rect image.Rectangle) bool {
 	for y := range rect.Dy() {
 		for x := range rect.Dx() {
 			j := 3 * ((y+rect.Min.Y)*w + x + rect.Min.X)
-			dc := max(abs(int(d[j+1])-int(bd[j+1])), abs(int(d[j+2])-int(bd[j+2])))
-			if d[j] < bd[j] && 3*dc < blobThreshold {
+			if d[j] < bd[j] && 3*chromaDist(d[j:j+3], bd[j:j+3]) < blobThreshold {
 				md[y*rect.Dx()+x] = 0
 			}
 		}
