@@ -3,6 +3,7 @@ package render_test
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -54,15 +55,7 @@ func TestWriteDataset(t *testing.T) {
 		t.Fatalf("DatasetScenes: %d scenes, %v", len(scenes), err)
 	}
 	img, _ := render.MustRender(scenes[2])
-	f, err := os.Open(filepath.Join(a, "images", "tray-0002.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := readPNG(t, filepath.Join(a, "images", "tray-0002.png"))
 	for y := 0; y < 240; y += 7 {
 		for x := 0; x < 320; x += 7 {
 			if img.At(x, y) != file.At(x, y) {
@@ -96,15 +89,7 @@ func TestWriteDatasetOneTray(t *testing.T) {
 		}
 		lo, hi := 255, 0
 		for i := range 6 {
-			f, err := os.Open(filepath.Join(dir, "images", fmt.Sprintf("tray-%04d.png", i)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			img, err := png.Decode(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			img := readPNG(t, filepath.Join(dir, "images", fmt.Sprintf("tray-%04d.png", i)))
 			// A corner of the frame: the wall, never a die.
 			r, _, _, _ := img.At(1, 1).RGBA()
 			lo, hi = min(lo, int(r>>8)), max(hi, int(r>>8))
@@ -114,4 +99,19 @@ func TestWriteDatasetOneTray(t *testing.T) {
 	if one, many := spread(true), spread(false); one > 20 || many <= one {
 		t.Errorf("the wall's red varies by %d over photos of one tray, %d over random trays", one, many)
 	}
+}
+
+// readPNG decodes the PNG file at path.
+func readPNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
