@@ -548,7 +548,7 @@ func maskBlobs(c *colourImg, maskBuf []uint8, tv *trayView) []blob {
 		}
 		bl := contourBlob(c, pv, image.Point{})
 		if !bl.dieLike() && tv != nil {
-			if parts := dieWithin(c, tv, mask, cs, i, minArea); len(parts) > 0 {
+			if parts := dieWithin(tv, mask, cs, i, minArea); len(parts) > 0 {
 				out = append(out, parts...)
 				continue
 			}
@@ -650,7 +650,8 @@ type trayView struct {
 // dice: a die joined by its shadow to the shade along the tray's wall
 // (taken out, the die stands alone), else a die whose dark facets, near
 // the felt's colour, left its edge ragged (closed, it is solid).
-func dieWithin(c *colourImg, tv *trayView, mask gocv.Mat, cs gocv.PointsVector, i int, minArea float64) []blob {
+func dieWithin(tv *trayView, mask gocv.Mat, cs gocv.PointsVector, i int, minArea float64) []blob {
+	c := tv.c
 	w, h := mask.Cols(), mask.Rows()
 	rect := gocv.BoundingRect(cs.At(i)).Inset(-4).Intersect(image.Rect(0, 0, w, h))
 	region := gocv.Zeros(h, w, gocv.MatTypeCV8UC1)
