@@ -32,8 +32,8 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed: the same photos and seed give the same model")
 	rotation := fs.Float64("rotation", 0, "largest training rotation in degrees either way (default 180, dice land at any angle; "+
 		"use e.g. 15 for a camera that sees dice from a fixed side)")
-	minAcc := fs.Float64("min-accuracy", 0.95, "accuracy every kind must reach on held-back crops (or, with none held back, "+
-		"on new augmented views) for the model to be written")
+	minAcc := fs.Float64("min-accuracy", 0, "refuse to write the model when a kind reads below this on held-back crops "+
+		"(or, with none held back, on new augmented views); 0: always write it, and warn below 0.95")
 	force := fs.Bool("force", false, "write the model even when a kind reads below --min-accuracy")
 	if err := ParseFlags(fs, args); err != nil {
 		return err
@@ -66,9 +66,28 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
+	// A camera's log holds a few corrupt frames: they are left out and
+	// counted, not a reason to learn nothing from the rest.
+	var skipped []error
+	var skipMu sync.Mutex
+	dopts.Skip = func(err error) {
+		skipMu.Lock()
+		defer skipMu.Unlock()
+		skipped = append(skipped, err)
+	}
 	samples, err := numeral.LoadDataset(fs.Arg(0), dopts)
 	if err != nil {
 		return Exit(2, "towerd enroll: "+err.Error())
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(env.Stdout, "left out %d photos that could not be used:\n", len(skipped))
+		for i, e := range skipped {
+			if i == 10 {
+				fmt.Fprintf(env.Stdout, "  ... and %d more\n", len(skipped)-i)
+				break
+			}
+			fmt.Fprintf(env.Stdout, "  %v\n", e)
+		}
 	}
 	env.Log.Info("enroll: crops loaded", "crops", len(samples), "took", time.Since(start).Round(time.Millisecond))
 	if loc != nil {
@@ -108,17 +127,26 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	st := m.Stats()
 	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
 		st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
-	var weak []string
+	var weak, poor []string
 	for _, k := range st.Kinds {
 		fmt.Fprintf(env.Stdout, "  %-4s train %d acc %.3f, augmented %.3f, held back %d acc %.3f answered %.3f\n",
 			k.Die, k.Train, k.TrainAcc, k.AugAcc, k.Validation, k.ValAcc, k.ValAnswered)
-		if acc := kindAccuracy(k); acc < *minAcc {
+		acc := kindAccuracy(k)
+		if acc < *minAcc {
 			weak = append(weak, fmt.Sprintf("%s %.3f", k.Die, acc))
 		}
+		if acc < 0.95 {
+			poor = append(poor, fmt.Sprintf("%s %.3f", k.Die, acc))
+		}
 	}
-	// A model that reads its own kinds poorly would leave the tower
-	// re-tumbling, or worse, answer confidently wrong: it is not written
-	// unless asked for.
+	// A model that reads some kind poorly still answers only what it is
+	// sure of (the rest is null, a re-tumble), and photos of a hard set
+	// (small dice, noisy labels) may never read better: it is written, with
+	// a warning, unless --min-accuracy asks for a bar.
+	if len(poor) > 0 {
+		fmt.Fprintf(env.Stdout, "warning: below 0.95: %s; expect null faces (re-tumbles) for these; "+
+			"more labelled photos or epochs may help\n", strings.Join(poor, ", "))
+	}
 	if len(weak) > 0 && !*force {
 		return Exit(1, fmt.Sprintf("towerd enroll: not written: below --min-accuracy %.2f: %s; add labelled photos or epochs (or --force)",
 			*minAcc, strings.Join(weak, ", ")))

@@ -91,8 +91,11 @@ func runEval(ctx context.Context, env *Env, args []string) error {
 	} else if err := score.WriteText(env.Stdout); err != nil {
 		return err
 	}
-	if score.PhotoErrors > 0 {
-		return Exit(1, fmt.Sprintf("towerd eval: %d photos could not be read", score.PhotoErrors))
+	// A photo that cannot be decoded (a camera's corrupt frame) is scored
+	// as read by nobody: its dice count against recall, not as a failure
+	// of eval, unless no photo at all could be read.
+	if score.PhotoErrors > 0 && score.Photos == 0 {
+		return Exit(1, fmt.Sprintf("towerd eval: none of %d photos could be read", score.PhotoErrors))
 	}
 	return nil
 }

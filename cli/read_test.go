@@ -45,24 +45,51 @@ func TestRenderCommand(t *testing.T) {
 	}
 }
 
-// TestEnrollRefusesWeakModel: a model trained for one epoch reads its
-// dice poorly and is not written unless forced; a forced one is read by
-// towerd read.
-func TestEnrollRefusesWeakModel(t *testing.T) {
+// addCorruptFrame adds images/cut.jpg, a JPEG cut short as a camera's log
+// holds a few, to the dataset in dir with one die ("d6,3") and no box.
+func addCorruptFrame(t *testing.T, dir, die string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "images", "cut.jpg"), []byte("\xff\xd8\xff\xe0 cut short"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "labels.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "images/cut.jpg,%s,,,,\n", die); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEnrollWeakModel: a model trained for one epoch reads its dice
+// poorly: by default it is written with a warning (it answers only what it
+// is sure of), with --min-accuracy it is refused unless forced. A corrupt
+// frame among the photos is left out and counted, not fatal.
+func TestEnrollWeakModel(t *testing.T) {
 	dir := t.TempDir()
 	err := render.WriteDataset(dir, render.DatasetOptions{Photos: 3, Seed: 2, Kinds: []rules.Die{rules.D8, rules.D20}, Width: 320, Height: 240})
 	if err != nil {
 		t.Fatal(err)
 	}
+	addCorruptFrame(t, dir, "d20,7")
+
 	model := filepath.Join(t.TempDir(), "m")
-	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--out", model, dir)
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--min-accuracy", "0.95", "--out", model, dir)
 	if code != 1 || !strings.Contains(errs, "not written") {
-		t.Fatalf("weak model: exit %d, %s %s", code, out, errs)
+		t.Fatalf("weak model with --min-accuracy: exit %d, %s %s", code, out, errs)
 	}
 	if _, err := os.Stat(model); err == nil {
 		t.Fatal("a refused model was written")
 	}
-	code, out, errs = runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir)
+	if !strings.Contains(out, "left out 1 photos") || !strings.Contains(out, "cut.jpg") {
+		t.Errorf("enroll does not report the corrupt frame it left out:\n%s", out)
+	}
+	code, out, errs = runTowerd(t, "", "enroll", "--epochs", "1", "--out", model, dir)
+	if code != 0 || !strings.Contains(out, "enrolled "+model) || !strings.Contains(out, "warning: below 0.95") {
+		t.Fatalf("weak model by default: exit %d, %s %s", code, out, errs)
+	}
+	code, out, errs = runTowerd(t, "", "enroll", "--epochs", "1", "--min-accuracy", "0.95", "--force", "--out", model, dir)
 	if code != 0 || !strings.Contains(out, "enrolled "+model) {
 		t.Fatalf("forced: exit %d, %s %s", code, out, errs)
 	}
@@ -152,6 +179,21 @@ func TestEvalReportsPrecisionAndRecall(t *testing.T) {
 	code, out, _ = runTowerd(t, "", "eval", dir)
 	if code != 0 || !strings.Contains(strings.ToLower(out), "precision") {
 		t.Errorf("text report (exit %d): %q", code, out)
+	}
+
+	// A corrupt frame is a photo the reader could not read: its die counts
+	// as not read (recall), the rest is scored, and eval succeeds.
+	addCorruptFrame(t, dir, "d6,3")
+	code, out, errs = runTowerd(t, "", "eval", "--json", "--dice", "d6", dir)
+	var withCut struct {
+		Dice        int `json:"dice"`
+		PhotoErrors int `json:"photo_errors"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &withCut) != nil || withCut.PhotoErrors != 1 {
+		t.Fatalf("with a corrupt frame: exit %d, %q %s", code, out, errs)
+	}
+	if before, _ := rep["dice"].(float64); withCut.Dice != int(before)+1 {
+		t.Errorf("the corrupt frame's die is not counted: %v dice before, now %q", rep["dice"], out)
 	}
 }
 

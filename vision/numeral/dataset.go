@@ -141,6 +141,10 @@ type DatasetOptions struct {
 	// so several are placed only when they are alike). Nil crops the
 	// whole photo, as for close-ups of one die. It is called concurrently.
 	Locate func(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle
+	// Skip, when set, is told of each photo that cannot be used (missing,
+	// not decodable — a camera's corrupt frame — or a box outside it),
+	// which is then left out; nil makes any such photo an error.
+	Skip func(err error)
 }
 
 // LoadDataset reads dir/labels.csv and returns a crop (CropDie) of every
@@ -187,10 +191,18 @@ func LoadDataset(dir string, opts DatasetOptions) ([]Sample, error) {
 	var dice, bg []Sample
 	for _, r := range res {
 		if r.err != nil {
-			return nil, fmt.Errorf("numeral: dataset %s: %w", dir, r.err)
+			err := fmt.Errorf("numeral: dataset %s: %w", dir, r.err)
+			if opts.Skip == nil {
+				return nil, err
+			}
+			opts.Skip(err)
+			continue
 		}
 		dice = append(dice, r.dice...)
 		bg = append(bg, r.bg...)
+	}
+	if len(dice) == 0 {
+		return nil, fmt.Errorf("numeral: dataset %s: no labelled photo could be used", dir)
 	}
 	return append(dice, bg...), nil
 }

@@ -1,8 +1,10 @@
 package numeral
 
 import (
+	"bytes"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -163,6 +165,33 @@ func TestLoadDataset(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "labels.csv"), []byte("file,die,face,x,y,w,h\np.png,d6,1,900,900,10,10\n"), 0o644)
 	if _, err := LoadDataset(dir, DatasetOptions{}); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("box outside photo: error %v", err)
+	}
+
+	// With Skip, such photos are reported and left out: a camera's corrupt
+	// frame (a JPEG cut short), a missing photo and a box outside one.
+	var jb bytes.Buffer
+	if err := jpeg.Encode(&jb, photo, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cut.jpg"), jb.Bytes()[:jb.Len()/2], 0o644)
+	os.WriteFile(filepath.Join(dir, "labels.csv"), []byte("file,die,face,x,y,w,h\ncut.jpg,d6,4,,,,\nmissing.png,d6,1,,,,\n"+
+		"p.png,d6,1,900,900,10,10\np.png,d6,2,40,40,40,40\nc.png,d4,3,,,,\n"), 0o644)
+	var skipped []string
+	s, err = LoadDataset(dir, DatasetOptions{Background: -1, Skip: func(err error) { skipped = append(skipped, err.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != 1 || s[0].Die != "d4" || len(skipped) != 3 {
+		t.Fatalf("with Skip: %d crops, skipped %q; want the d4 crop alone and 3 photos skipped", len(s), skipped)
+	}
+	for i, want := range []string{"line 2", "line 3", "line 4"} {
+		if !strings.Contains(skipped[i], want) {
+			t.Errorf("skipped[%d] = %q, want it to name %s", i, skipped[i], want)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "labels.csv"), []byte("file,die,face,x,y,w,h\ncut.jpg,d6,4,,,,\n"), 0o644)
+	if _, err := LoadDataset(dir, DatasetOptions{Skip: func(error) {}}); err == nil || !strings.Contains(err.Error(), "no labelled photo") {
+		t.Errorf("every photo skipped: error %v", err)
 	}
 }
 
