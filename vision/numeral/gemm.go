@@ -1,12 +1,14 @@
 package numeral
 
-// Dense float32 kernels for the network, row-major. They are plain loops
-// unrolled by four so the Go compiler drops bounds checks and keeps partial
-// sums in registers; that is enough for a net of a few million
-// multiply-adds per crop. They touch only the slices they are given, so
-// callers own concurrency; //go:norace keeps the race detector from
-// slowing the arithmetic tenfold under `go test -race` while the code that
-// shares buffers between goroutines stays instrumented.
+// Dense float32 kernels for the network, row-major. Their core is madd4,
+// c[j] += w0·b0[j] + w1·b1[j] + w2·b2[j] + w3·b3[j], which on amd64 with
+// AVX2 runs eight lanes at a time (gemm_amd64.s) and elsewhere is a plain
+// loop the compiler keeps free of bounds checks. Both add in the same
+// order without fused multiply-adds, so a model reads alike, bit for bit,
+// either way. The kernels touch only the slices they are given, so callers
+// own concurrency; //go:norace keeps the race detector from slowing the
+// arithmetic tenfold under `go test -race` while the code that shares
+// buffers between goroutines stays instrumented.
 
 // gemmNN computes c += a·b with a m×k, b k×n, c m×n.
 //
@@ -17,21 +19,11 @@ func gemmNN(m, n, k int, a, b, c []float32) {
 		ai := a[i*k : i*k+k]
 		p := 0
 		for ; p+4 <= k; p += 4 {
-			w0, w1, w2, w3 := ai[p], ai[p+1], ai[p+2], ai[p+3]
-			b0 := b[p*n : p*n+n][:len(ci)]
-			b1 := b[(p+1)*n : (p+1)*n+n][:len(ci)]
-			b2 := b[(p+2)*n : (p+2)*n+n][:len(ci)]
-			b3 := b[(p+3)*n : (p+3)*n+n][:len(ci)]
-			for j := range ci {
-				ci[j] += w0*b0[j] + w1*b1[j] + w2*b2[j] + w3*b3[j]
-			}
+			madd4(ci, b[p*n:p*n+n], b[(p+1)*n:(p+1)*n+n], b[(p+2)*n:(p+2)*n+n], b[(p+3)*n:(p+3)*n+n],
+				ai[p], ai[p+1], ai[p+2], ai[p+3])
 		}
 		for ; p < k; p++ {
-			w := ai[p]
-			bp := b[p*n : p*n+n][:len(ci)]
-			for j := range ci {
-				ci[j] += w * bp[j]
-			}
+			axpy(ai[p], b[p*n:p*n+n], ci)
 		}
 	}
 }
@@ -44,35 +36,38 @@ func gemmTN(m, n, k int, a, b, c []float32) {
 		ci := c[i*n : i*n+n]
 		p := 0
 		for ; p+4 <= k; p += 4 {
-			w0, w1, w2, w3 := a[p*m+i], a[(p+1)*m+i], a[(p+2)*m+i], a[(p+3)*m+i]
-			b0 := b[p*n : p*n+n][:len(ci)]
-			b1 := b[(p+1)*n : (p+1)*n+n][:len(ci)]
-			b2 := b[(p+2)*n : (p+2)*n+n][:len(ci)]
-			b3 := b[(p+3)*n : (p+3)*n+n][:len(ci)]
-			for j := range ci {
-				ci[j] += w0*b0[j] + w1*b1[j] + w2*b2[j] + w3*b3[j]
-			}
+			madd4(ci, b[p*n:p*n+n], b[(p+1)*n:(p+1)*n+n], b[(p+2)*n:(p+2)*n+n], b[(p+3)*n:(p+3)*n+n],
+				a[p*m+i], a[(p+1)*m+i], a[(p+2)*m+i], a[(p+3)*m+i])
 		}
 		for ; p < k; p++ {
-			w := a[p*m+i]
-			bp := b[p*n : p*n+n][:len(ci)]
-			for j := range ci {
-				ci[j] += w * bp[j]
-			}
+			axpy(a[p*m+i], b[p*n:p*n+n], ci)
 		}
 	}
 }
 
-// gemmNT computes c += a·bᵀ with a m×k, b n×k, c m×n.
+// gemmNT computes c += a·bᵀ with a m×k, b n×k, c m×n, through bᵀ written
+// into scratch (at least k×n long) and gemmNN: dot products of short rows
+// cost more in calls than in arithmetic.
 //
 //go:norace
-func gemmNT(m, n, k int, a, b, c []float32) {
-	for i := 0; i < m; i++ {
-		ai := a[i*k : i*k+k]
-		ci := c[i*n : i*n+n]
-		for j := range ci {
-			ci[j] += dot(ai, b[j*k:j*k+k])
+func gemmNT(m, n, k int, a, b, c, scratch []float32) {
+	bt := scratch[:k*n]
+	for j := 0; j < n; j++ {
+		for p, v := range b[j*k : j*k+k] {
+			bt[p*n+j] = v
 		}
+	}
+	gemmNN(m, n, k, a, bt, c)
+}
+
+// madd4Go is madd4 one element at a time; the four products are summed
+// left to right, then added to c[j], as madd4's vector form does.
+//
+//go:norace
+func madd4Go(c, b0, b1, b2, b3 []float32, w0, w1, w2, w3 float32) {
+	b0, b1, b2, b3 = b0[:len(c)], b1[:len(c)], b2[:len(c)], b3[:len(c)]
+	for j := range c {
+		c[j] += w0*b0[j] + w1*b1[j] + w2*b2[j] + w3*b3[j]
 	}
 }
 

@@ -411,7 +411,7 @@ func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
 			}
 			g[l.bOff+o] += s
 		}
-		gemmNT(l.cout, k, hw, dAct, w.col[i], g[l.wOff:l.wOff+l.cout*k])
+		gemmNT(l.cout, k, hw, dAct, w.col[i], g[l.wOff:l.wOff+l.cout*k], w.dCol)
 		if i == 0 {
 			break // no need for the input's gradient
 		}

@@ -1,0 +1,30 @@
+package numeral
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX2 says madd4 may use the eight-lane form (the OS saves the wide
+// registers too: cpu checks that for AVX).
+var hasAVX2 = cpu.X86.HasAVX && cpu.X86.HasAVX2
+
+// madd4AVX2 does madd4 for the first n elements, n a multiple of 8.
+//
+//go:noescape
+func madd4AVX2(c, b0, b1, b2, b3 *float32, n int, w *[4]float32)
+
+// madd4 computes c[j] += w0·b0[j] + w1·b1[j] + w2·b2[j] + w3·b3[j]; each
+// b must be at least as long as c.
+//
+//go:norace
+func madd4(c, b0, b1, b2, b3 []float32, w0, w1, w2, w3 float32) {
+	n := len(c) &^ 7
+	if !hasAVX2 || n == 0 {
+		madd4Go(c, b0, b1, b2, b3, w0, w1, w2, w3)
+		return
+	}
+	b0, b1, b2, b3 = b0[:len(c)], b1[:len(c)], b2[:len(c)], b3[:len(c)]
+	w := [4]float32{w0, w1, w2, w3}
+	madd4AVX2(&c[0], &b0[0], &b1[0], &b2[0], &b3[0], n, &w)
+	if n < len(c) {
+		madd4Go(c[n:], b0[n:], b1[n:], b2[n:], b3[n:], w0, w1, w2, w3)
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !amd64
+
+package numeral
+
+// madd4 computes c[j] += w0·b0[j] + w1·b1[j] + w2·b2[j] + w3·b3[j]; each
+// b must be at least as long as c.
+//
+//go:norace
+func madd4(c, b0, b1, b2, b3 []float32, w0, w1, w2, w3 float32) {
+	madd4Go(c, b0, b1, b2, b3, w0, w1, w2, w3)
+}
