@@ -3,6 +3,7 @@ package vision
 import (
 	"image"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/towerd/towerd/vision/numeral"
@@ -418,5 +419,19 @@ func TestLonesOnDice(t *testing.T) {
 		if len(got) == 1 && (got[0].die == nil || got[0].die.box != tc.b.box) {
 			t.Errorf("%s: kept without its region: %+v", tc.name, got[0])
 		}
+	}
+}
+
+// TestReaderKeepsTheCHeap: on Linux (glibc: Debian, Raspberry Pi OS) the
+// reader has the C heap keep the memory OpenCV frees between photos.
+func TestReaderKeepsTheCHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("glibc's malloc settings are for Linux")
+	}
+	if _, err := NewReader(Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !keepHeap() {
+		t.Error("mallopt did not take M_MMAP_THRESHOLD and M_TRIM_THRESHOLD")
 	}
 }

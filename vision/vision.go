@@ -112,6 +112,7 @@ func NewReader(opts Options) (*Reader, error) {
 
 // newReader is NewReader with the model's scene already decoded.
 func newReader(opts Options, scene *Scene) (*Reader, error) {
+	keepHeap()
 	if opts.MinConfidence == 0 {
 		opts.MinConfidence = DefaultMinConfidence
 	}
