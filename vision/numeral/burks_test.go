@@ -233,10 +233,10 @@ func TestEnrollBurksbuilds(t *testing.T) {
 }
 
 // checkTransformed scores m on turned and scaled crops (NUMERAL_VIEWS per
-// die, default 6; NUMERAL_LOOKS looks per crop, default Views) against the
-// targets.
+// die, default 6; NUMERAL_LOOKS looks per crop, default Views; the turns
+// and scales drawn with NUMERAL_EVAL_SEED, default 7) against the targets.
 func checkTransformed(t *testing.T, m *Model, labels []Label, photos map[string]image.Image) {
-	sc, kinds := evalTransformed(t, m, labels, photos, envInt("NUMERAL_VIEWS", 6), 7)
+	sc, kinds := evalTransformed(t, m, labels, photos, envInt("NUMERAL_VIEWS", 6), uint64(envInt("NUMERAL_EVAL_SEED", 7)))
 	t.Logf("turned 0–360°, scaled 0.5–1.0: %v", sc)
 	for _, k := range []string{"d4", "d6", "d8", "d10", "d12", "d20", "d100"} {
 		if kinds[k] != nil {

@@ -45,19 +45,35 @@ func gemmTN(m, n, k int, a, b, c []float32) {
 	}
 }
 
-// gemmNT computes c += a·bᵀ with a m×k, b n×k, c m×n, through bᵀ written
-// into scratch (at least k×n long) and gemmNN: dot products of short rows
-// cost more in calls than in arithmetic.
+// gemmNT computes c += a·bᵀ with a m×k, b n×k, c m×n: each element a
+// dot product, as dot sums it. With AVX2, eight columns at a time
+// (dot8) through bᵀ written into scratch (at least k×n long).
 //
 //go:norace
 func gemmNT(m, n, k int, a, b, c, scratch []float32) {
-	bt := scratch[:k*n]
-	for j := 0; j < n; j++ {
-		for p, v := range b[j*k : j*k+k] {
-			bt[p*n+j] = v
+	n8 := 0
+	if hasAVX2 && n >= 8 {
+		n8 = n &^ 7
+		bt := scratch[:k*n]
+		for j := 0; j < n; j++ {
+			for p, v := range b[j*k : j*k+k] {
+				bt[p*n+j] = v
+			}
+		}
+		for i := 0; i < m; i++ {
+			ai := a[i*k : i*k+k]
+			for j := 0; j < n8; j += 8 {
+				dot8(c[i*n+j:i*n+j+8], ai, bt[j:], n)
+			}
 		}
 	}
-	gemmNN(m, n, k, a, bt, c)
+	for i := 0; i < m; i++ {
+		ai := a[i*k : i*k+k]
+		ci := c[i*n : i*n+n]
+		for j := n8; j < n; j++ {
+			ci[j] += dot(ai, b[j*k:j*k+k])
+		}
+	}
 }
 
 // madd4Go is madd4 one element at a time; the four products are summed

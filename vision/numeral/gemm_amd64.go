@@ -11,6 +11,27 @@ var hasAVX2 = cpu.X86.HasAVX && cpu.X86.HasAVX2
 //go:noescape
 func madd4AVX2(c, b0, b1, b2, b3 *float32, n int, w *[4]float32)
 
+// dot8AVX2 does dot8 with bt[p*stride+l] for column l.
+//
+//go:noescape
+func dot8AVX2(c, a, bt *float32, k, stride int)
+
+// dot8 adds to c[l], l < 8, dot(a, column l of bt) — bt row-major with
+// rows stride apart, k rows — each summed exactly as dot sums it: four
+// partial sums over p mod 4, the rest of k into the first, then
+// (s0+s1)+(s2+s3). Only with AVX2.
+//
+//go:norace
+func dot8(c, a, bt []float32, stride int) {
+	k := len(a)
+	_ = c[7]
+	if k == 0 {
+		return
+	}
+	_ = bt[(k-1)*stride+7]
+	dot8AVX2(&c[0], &a[0], &bt[0], k, stride)
+}
+
 // madd4 computes c[j] += w0·b0[j] + w1·b1[j] + w2·b2[j] + w3·b3[j]; each
 // b must be at least as long as c.
 //

@@ -38,3 +38,56 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func dot8AVX2(c, a, bt *float32, k, stride int)
+//
+// For the eight lanes l: c[l] += (s0+s1)+(s2+s3), s_r the sum over p ≡ r
+// (mod 4) of a[p]*bt[p*stride+l], the last k mod 4 terms into s0 — dot's
+// order, with separate multiplies and adds. k ≥ 1.
+TEXT ·dot8AVX2(SB), NOSPLIT, $0-40
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ bt+16(FP), DX
+	MOVQ k+24(FP), CX
+	MOVQ stride+32(FP), R8
+	SHLQ $2, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+// STEP adds a[off/4] * bt row (at DX) to accumulator acc, then moves DX to
+// the next row.
+#define STEP(off, acc) \
+	VBROADCASTSS off(SI), Y4 \
+	VMULPS       (DX), Y4, Y5 \
+	VADDPS       Y5, acc, acc \
+	ADDQ         R8, DX
+
+four:
+	CMPQ CX, $4
+	JLT  one
+	STEP(0, Y0)
+	STEP(4, Y1)
+	STEP(8, Y2)
+	STEP(12, Y3)
+	ADDQ $16, SI
+	SUBQ $4, CX
+	JMP  four
+
+one:
+	CMPQ CX, $0
+	JLE  sum
+	STEP(0, Y0)
+	ADDQ $4, SI
+	DECQ CX
+	JMP  one
+
+sum:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET

@@ -2,6 +2,12 @@
 
 package numeral
 
+// hasAVX2 is false: the plain loops serve.
+const hasAVX2 = false
+
+// dot8 is never called without AVX2.
+func dot8(c, a, bt []float32, stride int) { panic("numeral: dot8 without AVX2") }
+
 // madd4 computes c[j] += w0·b0[j] + w1·b1[j] + w2·b2[j] + w3·b3[j]; each
 // b must be at least as long as c.
 //

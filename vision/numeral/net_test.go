@@ -33,6 +33,29 @@ func TestMadd4IsExact(t *testing.T) {
 	}
 }
 
+// TestGemmNTIsExact: gemmNT sums every element as dot does, bit for bit,
+// with or without its eight-column form, so training is the same on any
+// machine with the same arithmetic.
+func TestGemmNTIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range [][3]int{{1, 8, 1}, {2, 9, 3}, {3, 16, 4}, {5, 27, 1024}, {4, 23, 61}, {2, 576, 16}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		a, b, c := randSlice(r, m*k), randSlice(r, n*k), randSlice(r, m*n)
+		want := append([]float32(nil), c...)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				want[i*n+j] += dot(a[i*k:i*k+k], b[j*k:j*k+k])
+			}
+		}
+		gemmNT(m, n, k, a, b, c, make([]float32, k*n))
+		for i := range c {
+			if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v: c[%d] = %g, by dot %g", sz, i, c[i], want[i])
+			}
+		}
+	}
+}
+
 func TestGemmMatchesNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {8, 13, 9}, {16, 40, 27}} {

@@ -162,10 +162,10 @@ const labelSmoothing = 0.05
 const bgEvery = 6
 
 // viewBudget is how many augmented views training shows by default, for
-// any size of set: about eight minutes on the two cores of the machine this
-// was written on (1.6 ms a view). Half as many left burksbuilds at recall
-// 0.957 and rendered d20 at 0.93 held-back accuracy; with these, 0.983
-// and 0.986.
+// any size of set: about three and a half minutes on the two cores of the
+// development VM (0.7 ms a view with AVX2). Half as many left burksbuilds at
+// recall 0.957 and rendered d20 at 0.93 held-back accuracy; with these,
+// 0.983 and 0.986. Twice as many did not help a roller's noisy labels.
 const viewBudget = 300000
 
 // Train fits a model to the labelled crops. It needs at least two classes
