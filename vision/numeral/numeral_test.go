@@ -276,3 +276,38 @@ func TestViewBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestFitTemperatureShrugsOffMislabelledViews: a few views the net reads
+// as another class with near certainty (mislabelled rows) barely move the
+// fitted temperature; without the cap on each view's loss they flatten it.
+func TestFitTemperatureShrugsOffMislabelledViews(t *testing.T) {
+	view := func(class, top int, margin float32) obs {
+		l := make([]float32, 20)
+		l[top] = margin
+		return obs{logits: l, class: class}
+	}
+	var clean []obs
+	for i := range 100 {
+		switch {
+		case i%10 == 0: // unsure and wrong
+			clean = append(clean, view(i%20, (i+1)%20, 1))
+		case i%10 == 1: // unsure and right
+			clean = append(clean, view(i%20, i%20, 1))
+		default:
+			clean = append(clean, view(i%20, i%20, 5))
+		}
+	}
+	noisy := slices.Clone(clean)
+	for i := range 3 {
+		noisy = append(noisy, view(i, i+5, 12))
+	}
+	tClean, tNoisy := fitTemperature(clean), fitTemperature(noisy)
+	if math.Abs(tNoisy/tClean-1) > 0.15 {
+		t.Errorf("temperature %.3f with 3 mislabelled views, %.3f without: want within 15%%", tNoisy, tClean)
+	}
+	defer func(c float64) { maxCalibrationLoss = c }(maxCalibrationLoss)
+	maxCalibrationLoss = math.Inf(1)
+	if tUncapped := fitTemperature(noisy); tUncapped < 1.5*tClean {
+		t.Errorf("uncapped, the mislabelled views move the temperature only to %.3f from %.3f: the test shows nothing", tUncapped, tClean)
+	}
+}

@@ -583,15 +583,15 @@ func (a *adam) step(p, g []float32, lr float64) {
 	}
 }
 
+// maxCalibrationLoss caps one crop's negative log-likelihood in calibrate:
+// the loss of giving its label a chance of one in a thousand.
+var maxCalibrationLoss = -math.Log(1e-3)
+
 // calibrate picks the softmax temperature that best predicts the right
 // class (least negative log-likelihood) on the held-back crops and views
 // of them, or, when nothing was held back, on fresh augmented views of the
 // training crops.
 func calibrate(m *Model, train, val []item, seed uint64) float64 {
-	type obs struct {
-		logits []float32
-		class  int
-	}
 	var set []obs
 	// Without held-back crops the training crops stand in, seen only
 	// through new augmented views: the crops as given are the ones the
@@ -614,6 +614,19 @@ func calibrate(m *Model, train, val []item, seed uint64) float64 {
 			set = append(set, obs{slices.Clone(m.net.forward(m.params, w)), it.class})
 		}
 	}
+	return fitTemperature(set)
+}
+
+// obs is one view's logits and its labelled class.
+type obs struct {
+	logits []float32
+	class  int
+}
+
+// fitTemperature returns the softmax temperature with the least negative
+// log-likelihood of the labelled classes, each view's loss capped at
+// maxCalibrationLoss; 1 for no views.
+func fitTemperature(set []obs) float64 {
 	if len(set) == 0 {
 		return 1
 	}
@@ -628,7 +641,12 @@ func calibrate(m *Model, train, val []item, seed uint64) float64 {
 			for _, v := range o.logits {
 				z += math.Exp(beta*float64(v) - mx)
 			}
-			s += mx + math.Log(z) - beta*float64(o.logits[o.class])
+			// Each crop's loss is capped: one the net reads as another face
+			// with near certainty is far likelier mislabelled (a roller's
+			// log carries a little label noise) than mended by a
+			// temperature, and uncapped a few such crops flatten every
+			// answer below the reader's threshold.
+			s += min(mx+math.Log(z)-beta*float64(o.logits[o.class]), maxCalibrationLoss)
 		}
 		return s
 	}
