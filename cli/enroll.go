@@ -33,7 +33,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	rotation := fs.Float64("rotation", 0, "largest training rotation in degrees either way (default 180, dice land at any angle; "+
 		"use e.g. 15 for a camera that sees dice from a fixed side)")
 	minAcc := fs.Float64("min-accuracy", 0, "refuse to write the model when a kind reads below this on held-back crops "+
-		"(or, with none held back, on new augmented views); 0: always write it, and warn below 0.95")
+		"(or, with none held back, on new augmented views); 0: always write it, and warn below "+fmt.Sprint(warnAccuracy))
 	force := fs.Bool("force", false, "write the model even when a kind reads below --min-accuracy")
 	if err := ParseFlags(fs, args); err != nil {
 		return err
@@ -69,12 +69,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	// A camera's log holds a few corrupt frames: they are left out and
 	// counted, not a reason to learn nothing from the rest.
 	var skipped []error
-	var skipMu sync.Mutex
-	dopts.Skip = func(err error) {
-		skipMu.Lock()
-		defer skipMu.Unlock()
-		skipped = append(skipped, err)
-	}
+	dopts.Skip = func(err error) { skipped = append(skipped, err) }
 	samples, err := numeral.LoadDataset(fs.Arg(0), dopts)
 	if err != nil {
 		return Exit(2, "towerd enroll: "+err.Error())
@@ -135,7 +130,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		if acc < *minAcc {
 			weak = append(weak, fmt.Sprintf("%s %.3f", k.Die, acc))
 		}
-		if acc < 0.95 {
+		if acc < warnAccuracy {
 			poor = append(poor, fmt.Sprintf("%s %.3f", k.Die, acc))
 		}
 	}
@@ -144,8 +139,8 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	// (small dice, noisy labels) may never read better: it is written, with
 	// a warning, unless --min-accuracy asks for a bar.
 	if len(poor) > 0 {
-		fmt.Fprintf(env.Stdout, "warning: below 0.95: %s; expect null faces (re-tumbles) for these; "+
-			"more labelled photos or epochs may help\n", strings.Join(poor, ", "))
+		fmt.Fprintf(env.Stdout, "warning: below %.2f: %s; expect null faces (re-tumbles) for these; "+
+			"more labelled photos or epochs may help\n", warnAccuracy, strings.Join(poor, ", "))
 	}
 	if len(weak) > 0 && !*force {
 		return Exit(1, fmt.Sprintf("towerd enroll: not written: below --min-accuracy %.2f: %s; add labelled photos or epochs (or --force)",
@@ -157,6 +152,10 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "enrolled %s\n", *out)
 	return nil
 }
+
+// warnAccuracy is the accuracy on held-back crops below which enroll warns
+// of a kind: it will often be left unread.
+const warnAccuracy = 0.95
 
 // learnScene learns what the dataset's photos show of one camera's view
 // (vision.LearnScene): the empty tray and where dice lie, which reading

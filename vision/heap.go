@@ -1,8 +1,7 @@
 package vision
 
 /*
-#cgo linux CFLAGS: -O2
-#include <stdlib.h>
+#include <stdlib.h> // defines __GLIBC__ on glibc
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif

@@ -143,7 +143,8 @@ type DatasetOptions struct {
 	Locate func(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle
 	// Skip, when set, is told of each photo that cannot be used (missing,
 	// not decodable — a camera's corrupt frame — or a box outside it),
-	// which is then left out; nil makes any such photo an error.
+	// which is then left out; nil makes any such photo an error. It is
+	// called from LoadDataset's own goroutine, in the photos' order.
 	Skip func(err error)
 }
 

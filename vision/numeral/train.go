@@ -650,7 +650,9 @@ func fitTemperature(set []obs) float64 {
 		}
 		return s
 	}
-	// The NLL is convex in beta = 1/T: golden-section search.
+	// Uncapped the NLL is convex in beta = 1/T; a capped term only stops
+	// rising, so the sum is no longer convex for certain, and the
+	// golden-section search finds a minimum, not always the least one.
 	lo, hi := 0.05, 10.0
 	g := (math.Sqrt(5) - 1) / 2
 	x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
