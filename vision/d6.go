@@ -593,6 +593,11 @@ const orphanReach = 1.8
 // other half of a slanted rendered 4 lay 1.10–1.36 out.
 const orphanEdge = 1.45
 
+// oneSideEdge is orphanEdge for a 1, whose face is a guess from its pip
+// (oneHalf of its radii): matteop65's 1s see their side faces' pips 2.4–2.9
+// such half sides out; a 3's other pips lie within about 2 of a corner.
+const oneSideEdge = 2.0
+
 // markOrphans makes doubtful (null) a face with two or more pips beside it
 // that belong to no face and look like its own (same polarity, round,
 // alike in size and contrast): the rest of a bigger face the pattern
@@ -616,7 +621,11 @@ func markOrphans(ds []pipDie, ps []pip) {
 		c := ring - core
 		light := ps[f.pips[0]].light
 		reach := orphanReach * f.halfPx()
-		alike := 0
+		alike, past := 0, 0
+		edge := orphanEdge
+		if f.n == 1 {
+			edge = oneSideEdge
+		}
 		for k, p := range ps {
 			if used[k] || !p.ok || p.light != light || p.elong < 0.6 {
 				continue
@@ -629,11 +638,19 @@ func markOrphans(ds []pipDie, ps []pip) {
 			}
 			// The rest of a bigger face lies on this face; the pips of a
 			// die's side face (seen below its top at a slant) lie past
-			// the top's edge. A lone pip's face size is a guess from the
-			// pip: for a 1 every alike pip counts.
-			if f.n >= 2 && slices.Contains(ds[i].sidePips, k) {
-				if u, v, ok := f.toFace(p.x, p.y); ok && max(math.Abs(u), math.Abs(v)) > orphanEdge*f.half {
+			// the top's edge.
+			if slices.Contains(ds[i].sidePips, k) {
+				if u, v, ok := f.toFace(p.x, p.y); ok && max(math.Abs(u), math.Abs(v)) > edge*f.half {
+					past++
 					continue
+				}
+				if f.n == 1 {
+					// A lone pip's face size is a guess from the pip: a
+					// "side" on it may be the rest of its own face (the
+					// other two pips of a scratched 3), and then all its
+					// pips count.
+					alike += past
+					past, edge = 0, math.Inf(1)
 				}
 			}
 			alike++
@@ -719,10 +736,15 @@ const (
 // upOf tells which of two faces of one die is up: 1 for f, -1 for h, 0
 // when neither can be told.
 func upOf(f, h *face) int {
-	switch df := f.fore - h.fore; {
-	case df > clearFore:
+	df := f.fore - h.fore
+	sure := sureFore
+	if f.n == 1 || h.n == 1 {
+		sure = clearFore
+	}
+	switch {
+	case df > sure:
 		return 1
-	case df < -clearFore:
+	case df < -sure:
 		return -1
 	}
 	// Slanted view: the up face is further up the photo than the sides.
@@ -733,9 +755,20 @@ func upOf(f, h *face) int {
 		return 1
 	case dy < -lim:
 		return -1
+	case df > clearFore:
+		return 1
+	case df < -clearFore:
+		return -1
 	}
 	return 0
 }
+
+// sureFore is the difference in foreshortening that decides which of two
+// faces of several pips is up whatever their places in the photo; below
+// it, a camera at a slant sees the top above the side (matteop65's
+// two_29: a far die's top 2 at 0.58 over its side's 4 at 0.73). A lone
+// pip's foreshortening is its pip's shape, and clearFore decides for it.
+const sureFore = 0.2
 
 // maxTopSideFore2 bounds the sum of the squared foreshortenings of a
 // die's top and a side seen together: they are the cosines of the view's
@@ -893,22 +926,28 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 		}
 	}
 	strong := len(ref) > 0
-	if !strong {
-		// 1s with side faces seen beside them are surely dice: they set
-		// the reference if there are any (a highlight on a cable passes
-		// for a light pip, and its contrast outshone a die's dark 1).
-		for i, d := range ds {
-			if len(d.sidePips) > 0 {
-				ref = append(ref, i)
-			}
+	// Dice with side faces seen beside them are surely dice (a highlight
+	// on a cable passes for a light pip, and its contrast outshone a die's
+	// dark 1): without a clear face of several pips they set the
+	// reference, and with one the 1s among them vote with it, die by die,
+	// on the polarity (two light dots on a keyboard's key outvoted five
+	// dark 1s).
+	var sided []int
+	for i, d := range ds {
+		if len(d.sidePips) > 0 && (!strong || d.f.n == 1) {
+			sided = append(sided, i)
 		}
+	}
+	if !strong {
+		ref = sided
 	}
 	if len(ref) == 0 {
 		for i := range ds {
 			ref = append(ref, i)
 		}
 	}
-	// Polarity: the one with the most contrast summed over the reference.
+	// Polarity: the one with the most contrast summed over the reference,
+	// unless the dice that vote are more of the other.
 	var dark, light float64
 	for _, i := range ref {
 		if ps[ds[i].f.pips[0]].light {
@@ -918,11 +957,37 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 		}
 	}
 	wantLight := light > dark
+	if strong {
+		votes := 0
+		for _, i := range append(slices.Clone(ref), sided...) {
+			if ps[ds[i].f.pips[0]].light {
+				votes++
+			} else {
+				votes--
+			}
+		}
+		// A clear majority: a key's glyph among other keys' glyphs
+		// passes for a 1 with side faces too.
+		if votes >= 2 || votes <= -2 {
+			wantLight = votes > 0
+		}
+	}
 	var cs, rs []float64
 	for _, i := range ref {
 		if ps[ds[i].f.pips[0]].light == wantLight {
 			cs = append(cs, st[i].contrast)
 			rs = append(rs, st[i].r)
+		}
+	}
+	if len(cs) == 0 {
+		// The sided 1s outvoted every clear face of several pips: they
+		// are the reference.
+		strong = false
+		for _, i := range sided {
+			if ps[ds[i].f.pips[0]].light == wantLight {
+				cs = append(cs, st[i].contrast)
+				rs = append(rs, st[i].r)
+			}
 		}
 	}
 	refC := slices.Max(cs)

@@ -235,6 +235,61 @@ func TestConsistentSidesSetPolarity(t *testing.T) {
 	}
 }
 
+// TestConsistentSidedOnesOutvote: two light dots on a keyboard's key make
+// a face of several pips, yet five dark 1s whose dice show side faces
+// (matteop65's dice_45 with a little noise) are more dice: their polarity
+// is the roll's. One such 1 against the face is no clear majority, and
+// the face's polarity stands.
+func TestConsistentSidedOnesOutvote(t *testing.T) {
+	ps := []pip{
+		{x: 20, y: 20, r: 3, core: 40, ring: 240, light: true}, {x: 30, y: 30, r: 3, core: 40, ring: 240, light: true},
+	}
+	ds := []pipDie{{f: face{n: 2, pips: []int{0, 1}}}}
+	for i := range 5 {
+		ps = append(ps, pip{x: 100 + 60*float64(i), y: 200, r: 4, core: 60, ring: 180})
+		ds = append(ds, pipDie{f: face{n: 1, pips: []int{len(ps) - 1}}, sidePips: []int{90, 91}})
+	}
+	got, odd := consistent(slices.Clone(ds), ps)
+	if len(got) != 6 || len(odd) != 0 {
+		t.Errorf("five sided 1s: kept %d, odd %d; want all 6 kept", len(got), len(odd))
+	}
+	got, odd = consistent(slices.Clone(ds[:2]), ps)
+	if len(got) != 1 || got[0].f.n != 2 || len(odd) != 1 {
+		t.Errorf("one sided 1: kept %v, odd %v; want the face kept and the 1 odd", got, odd)
+	}
+}
+
+// TestUpOf: of two faces of one die, one clearly less foreshortened is the
+// top; a difference under sureFore between faces of several pips yields to
+// their places (a slanted webcam sees a die's top above its sides — a far
+// die's squashed 2 at 0.58 over its side's 4 at 0.73, matteop65's
+// two_29); a lone pip's foreshortening, from its one pip's shape, is
+// trusted from clearFore on, as before.
+func TestUpOf(t *testing.T) {
+	at := func(n int, fore, cy float64) face {
+		return face{n: n, fore: fore, cy: cy, A: m2{10, 0, 0, 10}, half: 2.4}
+	}
+	for _, tc := range []struct {
+		name string
+		f, h face
+		want int
+	}{
+		{"clearly squarer below", at(4, 0.95, 160), at(2, 0.6, 117), 1},
+		{"a little squarer below", at(4, 0.73, 160), at(2, 0.58, 117), -1},
+		{"a little squarer, level", at(4, 0.73, 117), at(2, 0.58, 117), 1},
+		{"alike, above", at(3, 0.7, 100), at(2, 0.68, 130), 1},
+		{"alike, level", at(3, 0.7, 100), at(2, 0.68, 102), 0},
+		{"a lone pip a little squarer below", at(1, 0.8, 160), at(4, 0.64, 117), 1},
+	} {
+		if got := upOf(&tc.f, &tc.h); got != tc.want {
+			t.Errorf("%s: upOf = %d, want %d", tc.name, got, tc.want)
+		}
+		if got := upOf(&tc.h, &tc.f); got != -tc.want {
+			t.Errorf("%s, swapped: upOf = %d, want %d", tc.name, got, -tc.want)
+		}
+	}
+}
+
 // TestCheckFaceSixOfBigPips: a 6 whose pips are large for its face (pip
 // radius 0.45 of the offset, as blur makes them) and whose columns are
 // long still leaves enough of the face between its pips to check.

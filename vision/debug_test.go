@@ -16,13 +16,18 @@ import (
 
 // TestDebugDump writes annotated photos with every pip candidate marked
 // when TOWERD_VISION_DEBUG names a folder; TOWERD_VISION_FILES limits the
-// photos (comma-separated, substrings of the file names).
+// photos (comma-separated, substrings of the file names);
+// TOWERD_VISION_SET names another labelled set than matteop65-d6.
 func TestDebugDump(t *testing.T) {
 	dir := os.Getenv("TOWERD_VISION_DEBUG")
 	if dir == "" {
 		t.Skip("set TOWERD_VISION_DEBUG=DIR to write annotated photos")
 	}
-	set, err := dataset.Load(datasetDir(t, "matteop65-d6"))
+	setDir := os.Getenv("TOWERD_VISION_SET")
+	if setDir == "" {
+		setDir = datasetDir(t, "matteop65-d6")
+	}
+	set, err := dataset.Load(setDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +48,10 @@ func TestDebugDump(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dice, ps, _ := readPips(g)
+		dice, ps, odd := readPips(g)
+		for _, pd := range odd {
+			t.Logf("%s odd n=%d fore=%.2f at %v null=%v cocked=%v", f, pd.f.n, pd.f.fore, g.toPhoto(pd.f.box()), pd.null, pd.cocked)
+		}
 		out := Annotate(img, nil).(*image.RGBA)
 		for _, p := range ps {
 			col := color.RGBA{0, 0, 255, 255}

@@ -197,6 +197,37 @@ func TestMarkOrphans(t *testing.T) {
 	}
 }
 
+// TestMarkOrphansLonePip: a 1 whose die shows a side face keeps its face
+// when the side's pips lie past the face its pip suggests (oneSideEdge):
+// a webcam's slant shows them below the top. A "side" with a pip within
+// that face may be the rest of the 1's own face (a scratched 3), and then
+// all its pips count against it.
+func TestMarkOrphansLonePip(t *testing.T) {
+	pipAt := func(x, y float64) pip { return pip{x: x, y: y, r: 3, core: 40, ring: 100, elong: 1, ok: true} }
+	for _, tc := range []struct {
+		name   string
+		extra  []pip
+		side   bool
+		doubts bool
+	}{
+		{"side face past the edge", []pip{pipAt(95, 138), pipAt(108, 140)}, true, false},
+		{"the same pips of no side face", []pip{pipAt(95, 138), pipAt(108, 140)}, false, true},
+		{"a side with a pip on the face", []pip{pipAt(100, 118), pipAt(100, 138)}, true, true},
+	} {
+		// A 1 seen at a slant: its guessed face (oneHalf of the pip's
+		// radii) squashed to 0.6 down the photo; v of the pips below is
+		// 2.6 half sides (38 px), 1.25 (18 px).
+		ds := []pipDie{{f: face{n: 1, pips: []int{0}, cx: 100, cy: 100, A: m2{6, 0, 0, 3.6}, half: oneHalf}}}
+		if tc.side {
+			ds[0].sidePips = []int{1, 2}
+		}
+		markOrphans(ds, append([]pip{pipAt(100, 100)}, tc.extra...))
+		if ds[0].null != tc.doubts {
+			t.Errorf("%s: null = %v, want %v", tc.name, ds[0].null, tc.doubts)
+		}
+	}
+}
+
 // TestMergeBlobsPipGuard: where no d6 is looked for, a die whose top is a
 // face of several pips (a witness) is left unread with no kind, however
 // sure the model is; other dice are read.
