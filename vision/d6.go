@@ -72,6 +72,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 		chosen = append(chosen, f)
 	}
 	markOtherPairings(chosen, valid, ps)
+	markUnalikeTwos(chosen, ps)
 	markGlints(chosen, ps)
 	markGlare(g, chosen, ps)
 	markThirdPips(g, inv, chosen, ps)
@@ -237,6 +238,26 @@ const pairingMargin = 0.15
 // alike is how alike two pips' shapes are: the roundness of q seen in the
 // frame that makes p round (1 for the same ellipse).
 func alike(p, q *pip) float64 { return roundness(conj(whitener(p.cov), q.cov)) }
+
+// markUnalikeTwos makes doubtful a chosen 2 whose pips differ in shape:
+// a face's pips are seen with one tilt, and a 1's pip with a pip of its
+// side face is no 2 (matteop65 and 13 perturbed copies of it: every 2 of
+// two real pips at 0.78 or more, seven wrong 2s at 0.45–0.60).
+func markUnalikeTwos(chosen []face, ps []pip) {
+	for i := range chosen {
+		f := &chosen[i]
+		if f.n != 2 {
+			continue
+		}
+		a, b := &ps[f.pips[0]], &ps[f.pips[1]]
+		if min(alike(a, b), alike(b, a)) < minTwoAlike {
+			f.doubt = true
+		}
+	}
+}
+
+// minTwoAlike is how alike (see alike) a 2's pips must be.
+const minTwoAlike = 0.7
 
 // markOtherPairings makes doubtful a chosen 2 that one of its pips also
 // makes with a pip left alone (a 1 of its own, or no face): three pips

@@ -213,6 +213,30 @@ func TestMarkOtherPairings(t *testing.T) {
 	}
 }
 
+// TestMarkUnalikeTwos: a 2 of a round pip and one squashed to half its
+// width (a 1's pip with a pip of its side face, matteop65's dice_35 made
+// darker: 0.45 against 0.80 elongation) is doubtful; a 2 of two pips seen
+// with one tilt is not, however squashed.
+func TestMarkUnalikeTwos(t *testing.T) {
+	round, flat := [3]float64{4, 0, 4}, [3]float64{4, 0, 1}
+	for _, tc := range []struct {
+		name  string
+		a, b  [3]float64
+		doubt bool
+	}{
+		{"round and squashed", round, flat, true},
+		{"squashed and round", flat, round, true},
+		{"both round", round, round, false},
+		{"both squashed", flat, flat, false},
+	} {
+		chosen := []face{{n: 2, pips: []int{0, 1}}, {n: 1, pips: []int{2}}}
+		markUnalikeTwos(chosen, []pip{{cov: tc.a}, {cov: tc.b}, {cov: flat}})
+		if chosen[0].doubt != tc.doubt || chosen[1].doubt {
+			t.Errorf("%s: doubt = %v, %v; want %v, false", tc.name, chosen[0].doubt, chosen[1].doubt, tc.doubt)
+		}
+	}
+}
+
 // TestConsistentSidesSetPolarity: with no face of several pips on top,
 // a 1 whose die shows side faces sets the roll's pip polarity, though a
 // light spot elsewhere (a highlight) has more contrast.

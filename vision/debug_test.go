@@ -68,6 +68,10 @@ func TestDebugDump(t *testing.T) {
 			d := r.pipDie(g, pd, ps)
 			ds = append(ds, d)
 			t.Logf("%s face n=%d fore=%.2f resid=%.2f pipR=%.2f q=%.2f null=%v cocked=%v", f, pd.f.n, pd.f.fore, pd.f.resid, pd.f.pipR, pd.f.q, pd.null, pd.cocked)
+			if pd.f.n == 2 {
+				a, b := &ps[pd.f.pips[0]], &ps[pd.f.pips[1]]
+				t.Logf("%s two alike=%.2f r=%.1f/%.1f el=%.2f/%.2f at %v", f, alike(a, b), a.r, b.r, a.elong, b.elong, d.Box)
+			}
 		}
 		for _, l := range set.Labels[f] {
 			line(out, l.Box.Min, image.Pt(l.Box.Max.X, l.Box.Min.Y), color.RGBA{0, 255, 255, 255})
