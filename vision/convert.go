@@ -13,6 +13,12 @@ import (
 // several pixels across on any die that fills a sensible part of the tray.
 const maxWorkSide = 800
 
+// minWorkSide is the longest side a photo is read at, enlarged if need be:
+// the pip finder's sizes and rings are made for pips a few pixels across,
+// and a 320x240 webcam's are 3–4 (matteop65 at half size: recall 0.922,
+// 46 unread; enlarged back to 640, 0.969).
+const minWorkSide = 640
+
 // grayImg is a photo in grey at working scale.
 type grayImg struct {
 	mat   gocv.Mat // CV_8UC1, continuous, working scale
@@ -42,7 +48,11 @@ func (g *grayImg) toPhotoPt(x, y float64) image.Point {
 
 // newGray converts img to grey at working scale, with fast paths for the
 // image types JPEG/PNG decoding and the renderer produce.
-func newGray(img image.Image) (*grayImg, error) {
+func newGray(img image.Image) (*grayImg, error) { return newGrayAt(img, 0) }
+
+// newGrayAt is newGray that enlarges a photo whose longer side is below
+// minSide to it (see minWorkSide).
+func newGrayAt(img image.Image, minSide int) (*grayImg, error) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	buf := make([]uint8, w*h)
@@ -72,7 +82,7 @@ func newGray(img image.Image) (*grayImg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vision: grey image: %w", err)
 	}
-	g, err := workScale(src)
+	g, err := workScale(src, minSide)
 	src.Close()
 	if err != nil {
 		return nil, err
@@ -94,8 +104,8 @@ func rgbaGray(dst, pix []uint8, stride, off, w, h int) {
 	}
 }
 
-// grayFromMat converts a BGR, BGRA or grey frame.
-func grayFromMat(m gocv.Mat) (*grayImg, error) {
+// grayFromMat converts a BGR, BGRA or grey frame (minSide: see newGrayAt).
+func grayFromMat(m gocv.Mat, minSide int) (*grayImg, error) {
 	gray := gocv.NewMat()
 	defer gray.Close()
 	switch m.Channels() {
@@ -111,17 +121,23 @@ func grayFromMat(m gocv.Mat) (*grayImg, error) {
 	if gray.Type() != gocv.MatTypeCV8UC1 {
 		return nil, fmt.Errorf("vision: frame type %v, want 8-bit", m.Type())
 	}
-	return workScale(gray)
+	return workScale(gray, minSide)
 }
 
-// workScale returns src (CV_8UC1) shrunk to the working size, as a new Mat.
-func workScale(src gocv.Mat) (*grayImg, error) {
+// workScale returns src (CV_8UC1) shrunk to the working size, or enlarged
+// to minSide, as a new Mat.
+func workScale(src gocv.Mat, minSide int) (*grayImg, error) {
 	w, h := src.Cols(), src.Rows()
 	g := &grayImg{scale: 1, mat: gocv.NewMat()}
 	if side := max(w, h); side > maxWorkSide {
 		g.scale = float64(maxWorkSide) / float64(side)
 		nw, nh := max(1, int(float64(w)*g.scale+0.5)), max(1, int(float64(h)*g.scale+0.5))
 		gocv.Resize(src, &g.mat, image.Pt(nw, nh), 0, 0, gocv.InterpolationArea)
+		g.scale = float64(nw) / float64(w)
+	} else if side < minSide {
+		g.scale = float64(minSide) / float64(side)
+		nw, nh := max(1, int(float64(w)*g.scale+0.5)), max(1, int(float64(h)*g.scale+0.5))
+		gocv.Resize(src, &g.mat, image.Pt(nw, nh), 0, 0, gocv.InterpolationLinear)
 		g.scale = float64(nw) / float64(w)
 	} else {
 		src.CopyTo(&g.mat)

@@ -44,7 +44,7 @@ func TestDebugDump(t *testing.T) {
 			continue
 		}
 		img := mustDecode(t, set.Path(f))
-		g, err := newGray(img)
+		g, err := newGrayAt(img, minWorkSide)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -198,7 +198,7 @@ func (r *Reader) Read(img image.Image) ([]Die, error) {
 	if img == nil || img.Bounds().Empty() {
 		return nil, errors.New("vision: empty image")
 	}
-	return r.readPhoto(img, func() (*grayImg, error) { return newGray(img) })
+	return r.readPhoto(img, func() (*grayImg, error) { return newGrayAt(img, minWorkSide) })
 }
 
 // readPhoto reads img with the reader for it (forPhoto), making the grey
@@ -248,7 +248,7 @@ func (r *Reader) ReadMat(m gocv.Mat) ([]Die, error) {
 			return nil, fmt.Errorf("vision: frame to image: %w", err)
 		}
 	}
-	return r.readPhoto(img, func() (*grayImg, error) { return grayFromMat(m) })
+	return r.readPhoto(img, func() (*grayImg, error) { return grayFromMat(m, minWorkSide) })
 }
 
 // intp returns a pointer to n.
