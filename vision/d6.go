@@ -73,7 +73,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	}
 	markOtherPairings(chosen, valid, ps)
 	markUnalikeTwos(chosen, ps)
-	markGlints(chosen, ps)
+	markGlints(g, chosen, ps)
 	markGlare(g, chosen, ps)
 	markThirdPips(g, inv, chosen, ps)
 	markRivals(chosen, cut, bigger)
@@ -87,7 +87,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 // on a glossy die's middle passes for the middle pip of a light-pipped 2
 // or 4. (A dark pip is no glint.) A reviewer's rendered glints: 1.13–1.16;
 // painted pips 1.00–1.06, webcam pips of matteop65 (all dark) up to 1.06.
-func markGlints(chosen []face, ps []pip) {
+func markGlints(g *grayImg, chosen []face, ps []pip) {
 	for i := range chosen {
 		f := &chosen[i]
 		if f.n != 3 && f.n != 5 || !ps[f.pips[0]].light {
@@ -97,12 +97,12 @@ func markGlints(chosen []face, ps []pip) {
 		if f.n == 5 {
 			mid = f.pips[4]
 		}
-		if fill(&ps[mid]) <= maxPipFill {
+		if fill(&ps[mid]) <= g.maxFill() {
 			continue
 		}
 		edged := true
 		for _, k := range f.pips {
-			if k != mid && fill(&ps[k]) > maxPipFill {
+			if k != mid && fill(&ps[k]) > g.maxFill() {
 				edged = false
 			}
 		}
@@ -196,6 +196,19 @@ func fill(p *pip) float64 { return float64(p.area) / (math.Pi * p.r * p.r) }
 // maxPipFill is the most fill a painted pip shows (rendered 1.00–1.06; a
 // reviewer's soft glare 1.13–1.16).
 const maxPipFill = 1.1
+
+// enlargedPipFill is maxPipFill in a photo enlarged to minWorkSide: the
+// interpolation softens every edge, and rendered 1s shrunk to 320x240
+// and enlarged back show 1.09–1.12.
+const enlargedPipFill = 1.15
+
+// maxFill is the most fill a painted pip shows in g.
+func (g *grayImg) maxFill() float64 {
+	if g.scale > 1 {
+		return enlargedPipFill
+	}
+	return maxPipFill
+}
 
 // clearQuality is a clear difference in two faces' quality (checkFace).
 const clearQuality = 0.3
@@ -325,6 +338,10 @@ const minPipContrastShare = 0.65
 // photo, 0.6 let a keyboard's keys at matteop65's edge back in.
 const inFrame = 0.7
 
+// oneTwinFree is how far (in its pip's radii) a 1's pip must be from a
+// pip twin to it (see checkFace).
+const oneTwinFree = 6.0
+
 // spotMinContrast is the contrast from which a dark spot inside a face
 // makes the face hypothesis doubtful even if it is not a clean pip.
 const spotMinContrast = 25
@@ -377,6 +394,14 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 				return 0
 			}
 			if d < 4.5 && roundness(conj(w, s.cov)) > 0.5 && s.r > 0.4*mean.r {
+				return 0
+			}
+			// Further, to twin pips: a pip of its size, round and as
+			// clear, is the next pip of a 3 or 5 whose other pips the
+			// finder lost (a small die's corner pip read as 1; a 3's
+			// pips lie 4.3–4.8 radii apart when the die is small).
+			if d < oneTwinFree && roundness(conj(w, s.cov)) > 0.7 && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
+				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) {
 				return 0
 			}
 			continue

@@ -106,6 +106,38 @@ func TestCheckFaceInFrame(t *testing.T) {
 	}
 }
 
+// TestCheckFaceOneTwin: a lone pip with a twin (its size, as round and
+// as clear) within oneTwinFree radii is no 1 — it is a pip of a 3 or 5
+// whose other pips were lost (a small purple die's 3 read as 1) — but a
+// smaller spot there (another face's pip) or a twin further off does not
+// matter.
+func TestCheckFaceOneTwin(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		dx, r2 float64
+		want   bool
+	}{
+		{"twin 5 radii off", 20, 4, false},
+		{"twin 7 radii off", 28, 4, true},
+		{"smaller spot 5 radii off", 20, 2.4, true},
+	} {
+		one := [][2]float64{{120, 120}}
+		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{image.Rect(80, 80, 160, 160)}, one, 4)
+		twin := ps[pipAtPos(t, ps, 120, 120)]
+		twin.x += tc.dx
+		twin.r *= tc.r2 / 4
+		twin.cov = [3]float64{twin.cov[0] * tc.r2 * tc.r2 / 16, twin.cov[1] * tc.r2 * tc.r2 / 16, twin.cov[2] * tc.r2 * tc.r2 / 16}
+		with := append(append([]pip(nil), ps...), twin)
+		f, ok := fitOne(with, pipAtPos(t, ps, 120, 120))
+		if !ok {
+			t.Fatalf("%s: no fit", tc.name)
+		}
+		if got := checkFace(g, with, &f) > 0; got != tc.want {
+			t.Errorf("%s: 1 accepted = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestCheckFaceBlurredPipOnFace: a roundish dark spot like the face's pips
 // on the face makes it part of a bigger face even when the spot is not a
 // clean pip (motion blur), but a long thin one (a lit edge) does not.
@@ -476,7 +508,7 @@ func TestMarkGlints(t *testing.T) {
 		}
 		ps[mid] = disc(tc.light, tc.mid)
 		chosen := []face{f}
-		markGlints(chosen, ps)
+		markGlints(&grayImg{scale: 1}, chosen, ps)
 		if chosen[0].doubt != tc.doubt {
 			t.Errorf("%s: doubt %v, want %v", tc.name, chosen[0].doubt, tc.doubt)
 		}

@@ -497,7 +497,7 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		if p.ring-p.core < lonePipContrast {
 			continue // faint: the die's other pips may be fainter still
 		}
-		if fill(p) > maxPipFill {
+		if fill(p) > g.maxFill() {
 			continue // it fades: a highlight, not a painted disc
 		}
 		b := &bs[best]

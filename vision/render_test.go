@@ -337,40 +337,53 @@ func TestReadLoneOneOfAnotherColour(t *testing.T) {
 
 // TestReadSmallPhoto reads rendered photos of pip d6 shrunk to 320x240 (a
 // small webcam's: pips 3–4 pixels across, soft), which the reader
-// enlarges to minWorkSide first: no face wrong, nearly all read.
+// enlarges to minWorkSide first: no face wrong, nearly all read — white
+// dice, and dice of random colours (whose 1s the pip finder leaves out as
+// odd and lonesOnDice takes back only if their pips have an edge: see
+// enlargedPipFill).
 func TestReadSmallPhoto(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s tally
-	for seed := uint64(1); seed <= 40; seed++ {
-		kinds := make([]rules.Die, 1+int(seed%5))
-		for i := range kinds {
-			kinds[i] = rules.D6
+	for _, coloured := range []bool{false, true} {
+		var s tally
+		for seed := uint64(1); seed <= 40; seed++ {
+			kinds := make([]rules.Die, 1+int(seed%5))
+			for i := range kinds {
+				kinds[i] = rules.D6
+			}
+			sc := render.RandomScene(seed, kinds, render.Options{D6: render.D6Pips})
+			for i := range sc.Dice {
+				if !coloured {
+					sc.Dice[i].Body, sc.Dice[i].Ink = color.NRGBA{}, color.NRGBA{}
+				}
+				sc.Dice[i].Size = 40 + float64((seed*7+uint64(i)*3)%12) // 20–25 px in the small photo
+			}
+			big, truth := render.MustRender(sc)
+			img := image.NewRGBA(image.Rect(0, 0, 320, 240))
+			draw.ApproxBiLinear.Scale(img, img.Rect, big, big.Bounds(), draw.Src, nil)
+			for i := range truth {
+				b := truth[i].Box
+				truth[i].Box = image.Rect(b.Min.X/2, b.Min.Y/2, (b.Max.X+1)/2, (b.Max.Y+1)/2)
+			}
+			dice, err := r.Read(img)
+			if err != nil {
+				t.Fatalf("scene %d: %v", seed, err)
+			}
+			for _, b := range s.add(truth, dice) {
+				t.Logf("coloured %v scene %d: %s", coloured, seed, b)
+			}
 		}
-		sc := render.RandomScene(seed, kinds, render.Options{D6: render.D6Pips})
-		for i := range sc.Dice {
-			sc.Dice[i].Body, sc.Dice[i].Ink = color.NRGBA{}, color.NRGBA{}
-			sc.Dice[i].Size = 40 + float64((seed*7+uint64(i)*3)%12) // 20–25 px in the small photo
+		t.Logf("320x240, coloured %v: %d dice, %d right, %d wrong, %d null, %d missed, %d invented", coloured, s.dice, s.right, s.wrong, s.null, s.missed, s.invented)
+		// Coloured dice this small lose pips to their edges (a green 5
+		// of 20 px shows four): 114 of 120, none wrong.
+		floor := 0.97
+		if coloured {
+			floor = 0.94
 		}
-		big, truth := render.MustRender(sc)
-		img := image.NewRGBA(image.Rect(0, 0, 320, 240))
-		draw.ApproxBiLinear.Scale(img, img.Rect, big, big.Bounds(), draw.Src, nil)
-		for i := range truth {
-			b := truth[i].Box
-			truth[i].Box = image.Rect(b.Min.X/2, b.Min.Y/2, (b.Max.X+1)/2, (b.Max.Y+1)/2)
+		if s.wrong > 0 || s.invented > 0 || s.recall() < floor {
+			t.Errorf("coloured %v: precision %.4f recall %.4f (%d wrong, %d invented), want no wrong face and recall %.2f", coloured, s.precision(), s.recall(), s.wrong, s.invented, floor)
 		}
-		dice, err := r.Read(img)
-		if err != nil {
-			t.Fatalf("scene %d: %v", seed, err)
-		}
-		for _, b := range s.add(truth, dice) {
-			t.Logf("scene %d: %s", seed, b)
-		}
-	}
-	t.Logf("320x240: %d dice, %d right, %d wrong, %d null, %d missed, %d invented", s.dice, s.right, s.wrong, s.null, s.missed, s.invented)
-	if s.wrong > 0 || s.invented > 0 || s.recall() < 0.95 {
-		t.Errorf("precision %.4f recall %.4f (%d wrong, %d invented), want no wrong face and recall 0.95", s.precision(), s.recall(), s.wrong, s.invented)
 	}
 }
