@@ -18,6 +18,10 @@ type pipDie struct {
 	// die is the die-like region that vouches for a lone pip of another
 	// polarity or contrast than the roll's (see lonesOnDice).
 	die *blob
+	// contested marks a 1 kept only because 1s with side faces outvoted
+	// the polarity of the clear faces (see consistent): a region must
+	// vouch for it (see vouchContested), or its face is unread.
+	contested bool
 }
 
 // readPips finds pip dice in g: face hypotheses are checked against the
@@ -1003,6 +1007,7 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 		}
 	}
 	wantLight := light > dark
+	facesLight := wantLight
 	if strong {
 		votes := 0
 		for _, i := range append(slices.Clone(ref), sided...) {
@@ -1041,6 +1046,10 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 		refC = median(cs)
 	}
 	refR := median(rs)
+	// When the 1s outvoted the clear faces, the 1s are in doubt: dark
+	// keys with a light dot off their tops' middles and light marks on
+	// their sides outvoted two ivory dice.
+	flipped := wantLight != facesLight
 	out := ds[:0]
 	for i, d := range ds {
 		if d.f.n == 1 {
@@ -1051,6 +1060,7 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 			if strong && (st[i].r < 0.7*refR || st[i].r > 2.2*refR) {
 				continue
 			}
+			d.contested = flipped
 		}
 		out = append(out, d)
 	}

@@ -309,9 +309,55 @@ func TestConsistentSidedOnesOutvote(t *testing.T) {
 	if len(got) != 6 || len(odd) != 0 {
 		t.Errorf("five sided 1s: kept %d, odd %d; want all 6 kept", len(got), len(odd))
 	}
+	// Having outvoted the face, the 1s are contested (vouchContested).
+	for _, d := range got {
+		if d.contested != (d.f.n == 1) {
+			t.Errorf("five sided 1s: a %d contested = %v, want %v", d.f.n, d.contested, d.f.n == 1)
+		}
+	}
 	got, odd = consistent(slices.Clone(ds[:2]), ps)
 	if len(got) != 1 || got[0].f.n != 2 || len(odd) != 1 {
 		t.Errorf("one sided 1: kept %v, odd %v; want the face kept and the 1 odd", got, odd)
+	}
+	// 1s of the face's polarity are not contested.
+	for k := 2; k < len(ps); k++ {
+		ps[k].light, ps[k].core, ps[k].ring = true, 40, 240
+	}
+	got, _ = consistent(slices.Clone(ds), ps)
+	for _, d := range got {
+		if d.contested {
+			t.Errorf("1s agreeing with the face: a %d contested", d.f.n)
+		}
+	}
+}
+
+// TestVouchContested: a contested 1 keeps its face only with its pip on a
+// die-like region, near its middle across and not below it (a slanted
+// camera sees the top above the die's middle); a dot off the middle (a
+// key's), a pip on no region, or no regions at all leave it unread.
+func TestVouchContested(t *testing.T) {
+	g := &grayImg{scale: 1}
+	bs := []blob{{box: image.Rect(100, 100, 160, 170), area: 3600, solid: 0.95, aspect: 1.15, corners: 6}}
+	for _, tc := range []struct {
+		name   string
+		x, y   float64
+		bs     []blob
+		unread bool
+	}{
+		{"top's middle", 131, 122, bs, false},
+		{"off the middle across", 148, 122, bs, true},
+		{"below the middle", 131, 150, bs, true},
+		{"on no region", 300, 300, bs, true},
+		{"no regions", 131, 122, nil, true},
+	} {
+		pds := []pipDie{{f: face{n: 1, cx: tc.x, cy: tc.y}, contested: true}, {f: face{n: 1, cx: 148, cy: 122}}}
+		vouchContested(g, pds, tc.bs)
+		if pds[0].null != tc.unread {
+			t.Errorf("%s: unread = %v, want %v", tc.name, pds[0].null, tc.unread)
+		}
+		if pds[1].null {
+			t.Errorf("%s: an uncontested 1 was made unread", tc.name)
+		}
 	}
 }
 
