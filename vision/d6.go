@@ -401,7 +401,8 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			if d < 2.6 {
 				return 0
 			}
-			if d < 4.5 && roundness(conj(w, s.cov)) > 0.5 && s.r > 0.4*mean.r {
+			round := roundness(conj(w, s.cov))
+			if d < 4.5 && round > 0.5 && s.r > 0.4*mean.r {
 				return 0
 			}
 			// Further, to twin pips: a pip of its size, round and as
@@ -411,7 +412,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			// the 1 is doubtful, not refused — a refused 1 no longer
 			// rivals a scratched 4's other reading, and a touching
 			// die's pip can be such a twin.
-			if d < oneTwinFree && roundness(conj(w, s.cov)) > 0.7 && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
+			if d < oneTwinFree && round > 0.7 && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
 				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) {
 				twin = true
 			}

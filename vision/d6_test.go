@@ -110,16 +110,16 @@ func TestCheckFaceInFrame(t *testing.T) {
 // as clear) within oneTwinFree radii is a doubtful 1 — it may be a pip of
 // a 3 or 5 whose other pips were lost (a small purple die's 3 read as 1)
 // — but a smaller spot there (another face's pip) or a twin further off
-// does not matter. (want: the 1 is clear.)
+// does not matter.
 func TestCheckFaceOneTwin(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		dx, r2 float64
-		want   bool
+		doubt  bool
 	}{
-		{"twin 5 radii off", 20, 4, false},
-		{"twin 7 radii off", 28, 4, true},
-		{"smaller spot 5 radii off", 20, 2.4, true},
+		{"twin 5 radii off", 20, 4, true},
+		{"twin 7 radii off", 28, 4, false},
+		{"smaller spot 5 radii off", 20, 2.4, false},
 	} {
 		one := [][2]float64{{120, 120}}
 		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{image.Rect(80, 80, 160, 160)}, one, 4)
@@ -135,8 +135,8 @@ func TestCheckFaceOneTwin(t *testing.T) {
 		if checkFace(g, with, &f) <= 0 {
 			t.Fatalf("%s: 1 refused", tc.name)
 		}
-		if f.doubt == tc.want {
-			t.Errorf("%s: 1 doubtful = %v, want %v", tc.name, f.doubt, !tc.want)
+		if f.doubt != tc.doubt {
+			t.Errorf("%s: 1 doubtful = %v, want %v", tc.name, f.doubt, tc.doubt)
 		}
 	}
 }

@@ -33,11 +33,11 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 	switch {
 	case r.allows("d6"):
 		pds, ps, odd := readPips(g)
-		if slices.ContainsFunc(pds, func(pd pipDie) bool { return pd.contested }) {
-			if img != nil {
-				if err := blobs(); err != nil {
-					return nil, err
-				}
+		// Without a colour photo there are no regions, and a contested 1
+		// on none keeps its face.
+		if img != nil && slices.ContainsFunc(pds, func(pd pipDie) bool { return pd.contested }) {
+			if err := blobs(); err != nil {
+				return nil, err
 			}
 			vouchContested(g, pds, bs)
 		}
@@ -469,8 +469,9 @@ func (r *Reader) pipDie(g *grayImg, pd pipDie, ps []pip) Die {
 // vouchContested leaves unread each contested 1 (see pipDie) that lies
 // on a die-like region that does not vouch for it: the smallest one
 // holding the pip vouches with the pip within contestedOff of its width
-// from its middle across and not below its middle — a camera at a slant, horizon up, sees a die's top above its
-// middle, and a 1's pip at the top's middle. matteop65's 51 sided 1s on a
+// from its middle across and not below its middle — a camera at a slant,
+// horizon up, sees a die's top above its middle, and a 1's pip at the
+// top's middle. matteop65's 51 sided 1s on a
 // region: 0.00–0.19 across but one at 0.28 (on a region of half a die),
 // −0.33–0.02 down; a reviewer's dark keys with a dot off the middle,
 // 0.27–0.32 across (some 0.01–0.15, and most on no region: black on a dark
@@ -484,12 +485,7 @@ func vouchContested(g *grayImg, pds []pipDie, bs []blob) {
 			continue
 		}
 		pc := g.toPhotoPt(pd.f.cx, pd.f.cy)
-		best := -1
-		for k := range bs {
-			if bs[k].dieLike() && pc.In(bs[k].box) && (best < 0 || bs[k].area < bs[best].area) {
-				best = k
-			}
-		}
+		best := smallestDieAt(bs, pc)
 		if best < 0 {
 			continue // no region to judge by: dark dice on dark felt make none
 		}
@@ -501,6 +497,18 @@ func vouchContested(g *grayImg, pds []pipDie, bs []blob) {
 			pd.null = true
 		}
 	}
+}
+
+// smallestDieAt returns the index of the smallest die-like region whose
+// box holds pt (photo pixels), or -1.
+func smallestDieAt(bs []blob, pt image.Point) int {
+	best := -1
+	for i := range bs {
+		if bs[i].dieLike() && pt.In(bs[i].box) && (best < 0 || bs[i].area < bs[best].area) {
+			best = i
+		}
+	}
+	return best
 }
 
 // contestedOff and contestedBelow bound where a contested 1's pip lies
@@ -537,12 +545,7 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 	for _, pd := range odd {
 		p := &ps[pd.f.pips[0]]
 		pc := g.toPhotoPt(p.x, p.y)
-		best := -1
-		for i := range bs {
-			if bs[i].dieLike() && pc.In(bs[i].box) && (best < 0 || bs[i].area < bs[best].area) {
-				best = i
-			}
-		}
+		best := smallestDieAt(bs, pc)
 		if best < 0 || taken[best] || !bs[best].square() {
 			continue
 		}
