@@ -207,19 +207,20 @@ func sameFaces(a, b []int) bool {
 	return slices.Equal(a, b)
 }
 
-// TestCameraEyesCockedNumbered measures the known gap of issue 7: a
-// numbered die leaning on the tray's wall, seen by the simulated camera
-// and read by the rendered model, is answered instead of left unread (a
-// pip d6 is caught by its foreshortened pips; nothing yet tells a leaning
-// d4–d100 from a flat one). The target is none answered; until then the
-// count must not grow. TOWERD_LONG=1 runs it (60 rolls).
+// TestCameraEyesCockedNumbered: a numbered die leaning on the tray's wall,
+// seen by the simulated camera and read by the rendered model, is left
+// unread (cocked), not answered. The camera looks straight down, so a
+// d6, d8, d12 or d20 whose up face is foreshortened, or a d10 whose kite's
+// diagonals are not square, leans (vision/lean.go). A d4 shows a point, not
+// a face, and is not judged: its count must not grow. TOWERD_LONG=1 runs
+// it (60 rolls).
 func TestCameraEyesCockedNumbered(t *testing.T) {
 	if os.Getenv("TOWERD_LONG") == "" {
 		t.Skip("set TOWERD_LONG=1 to measure cocked numbered dice on the simulated camera")
 	}
-	const known = 38 // of 60, measured at the end of session 8
+	const knownD4 = 10 // of 10: d4 are not judged
 	m := renderedModel(t)
-	answered, misread := 0, 0
+	answered, d4, misread := 0, 0, 0
 	for _, k := range []rules.Die{rules.D4, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100} {
 		for seed := uint64(1); seed <= 10; seed++ {
 			e, cam := simEyes(t, seed, m, simcam.Faults{Cocked: true})
@@ -227,16 +228,18 @@ func TestCameraEyesCockedNumbered(t *testing.T) {
 			switch {
 			case isMisread(err):
 				misread++
+			case err == nil && k == rules.D4:
+				d4++
 			case err == nil:
 				answered++
-				t.Logf("%s seed %d: the cocked die answered, roll read %v (truth %+v)", k, seed, got, cam.Truth()[0])
+				t.Errorf("%s seed %d: the cocked die answered, roll read %v (truth %+v)", k, seed, got, cam.Truth()[0])
 			default:
 				t.Fatalf("%s seed %d: %v", k, seed, err)
 			}
 		}
 	}
-	t.Logf("cocked numbered dice: %d of 60 answered, %d misread", answered, misread)
-	if answered > known {
-		t.Errorf("%d cocked numbered dice answered, more than the %d known", answered, known)
+	t.Logf("cocked numbered dice: %d of 50 d8–d100 answered, %d of 10 d4, %d misread", answered, d4, misread)
+	if d4 > knownD4 {
+		t.Errorf("%d cocked d4 answered, more than the %d known", d4, knownD4)
 	}
 }

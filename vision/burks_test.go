@@ -239,7 +239,7 @@ func cutDie(src *image.RGBA, l dataset.Label) dieSprite {
 			pts = append(pts, [2]float64{float64(lo), float64(y) + 0.5}, [2]float64{float64(hi + 1), float64(y) + 0.5})
 		}
 	}
-	h := convexHull(pts)
+	h := hull2(pts)
 	var cx, cy float64
 	for _, p := range h {
 		cx += p[0] / float64(len(h))
@@ -254,54 +254,6 @@ func slicesSort(x []float64) {
 			x[j], x[j-1] = x[j-1], x[j]
 		}
 	}
-}
-
-// convexHull is Andrew's monotone chain, counter-clockwise.
-func convexHull(p [][2]float64) [][2]float64 {
-	q := append([][2]float64(nil), p...)
-	for i := 1; i < len(q); i++ {
-		for j := i; j > 0 && (q[j][0] < q[j-1][0] || q[j][0] == q[j-1][0] && q[j][1] < q[j-1][1]); j-- {
-			q[j], q[j-1] = q[j-1], q[j]
-		}
-	}
-	cross := func(o, a, b [2]float64) float64 { return (a[0]-o[0])*(b[1]-o[1]) - (a[1]-o[1])*(b[0]-o[0]) }
-	var h [][2]float64
-	for pass := 0; pass < 2; pass++ {
-		start := len(h)
-		for _, pt := range q {
-			for len(h) >= start+2 && cross(h[len(h)-2], h[len(h)-1], pt) <= 0 {
-				h = h[:len(h)-1]
-			}
-			h = append(h, pt)
-		}
-		h = h[:len(h)-1]
-		for i, j := 0, len(q)-1; i < j; i, j = i+1, j-1 {
-			q[i], q[j] = q[j], q[i]
-		}
-	}
-	return h
-}
-
-// inHull reports whether (x, y) lies inside the counter-clockwise hull h
-// (image coordinates, y down: the interior is to the right of each edge).
-func inHull(h [][2]float64, x, y float64) bool {
-	if len(h) < 3 {
-		return false
-	}
-	sign := 0.0
-	for i := range h {
-		a, b := h[i], h[(i+1)%len(h)]
-		c := (b[0]-a[0])*(y-a[1]) - (b[1]-a[1])*(x-a[0])
-		if c == 0 {
-			continue
-		}
-		if sign == 0 {
-			sign = c
-		} else if (c > 0) != (sign > 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // valueNoise is smooth random noise in -1..1 with features about cell
@@ -398,7 +350,7 @@ func composite(bg *image.RGBA, sp dieSprite, th, side, fore, phi, px, py float64
 					qy := float64(y) + (float64(sy)+0.5)/ss - py
 					ux := sp.cx + inv[0]*qx + inv[1]*qy
 					uy := sp.cy + inv[2]*qx + inv[3]*qy
-					if !inHull(sp.hull, ux, uy) {
+					if !inConvex(sp.hull, ux, uy) {
 						continue
 					}
 					addBilinear(&acc, src, min(max(ux-0.5, 0), float64(w-1)), min(max(uy-0.5, 0), float64(h-1)))

@@ -239,6 +239,10 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 					d.Face = intp(f)
 				}
 			}
+			if d.Face != nil && r.opts.TopDown && leansNumbered(img, d.Kind, b) {
+				d.Cocked = true
+				d.unread()
+			}
 		}
 		if d.Kind == "d6" && d.Face != nil && *d.Face == 1 &&
 			slices.ContainsFunc(leaningOnes, func(f image.Rectangle) bool { return centre(f).In(b.box) }) {

@@ -28,14 +28,14 @@ func hexSprite() dieSprite {
 		a := math.Pi / 3 * float64(i)
 		hull = append(hull, [2]float64{50 + 40*math.Cos(a), 50 + 40*math.Sin(a)})
 	}
-	hull = convexHull(hull)
+	hull = hull2(hull)
 	for y := range 100 {
 		for x := range 100 {
 			c := color.RGBA{30, 30, 30, 255}
 			switch fx, fy := float64(x)+0.5, float64(y)+0.5; {
 			case (fx > 38 && fx < 44 || fx > 56 && fx < 62) && fy > 35 && fy < 65:
 				c = color.RGBA{240, 240, 240, 255}
-			case inHull(hull, fx, fy):
+			case inConvex(hull, fx, fy):
 				c = color.RGBA{190, 25, 30, 255}
 			}
 			src.SetRGBA(x, y, c)
