@@ -235,6 +235,15 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				if conf >= 0.5 || d.Kind == "" {
 					d.Kind = kind
 				}
+				if d.Cocked && kind != "d6" && conf >= r.opts.MinConfidence {
+					// A leaning "pip face" on a die the model is sure is
+					// of another kind is the loops of its numerals (a
+					// d100's "90", a d10's "8": 102 of 1,793 flat
+					// rendered dice were left cocked when d6 could be in
+					// the roll); its own up face says whether it leans
+					// (leansNumbered, below).
+					d.Cocked = false
+				}
 				if conf >= r.opts.MinConfidence && !d.Cocked {
 					d.Face = intp(f)
 				}
