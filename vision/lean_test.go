@@ -3,6 +3,7 @@ package vision
 import (
 	"image"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -318,5 +319,37 @@ func TestReadLoopedNumeralsNotLeaning(t *testing.T) {
 	t.Logf("%d of 36 read, %d called cocked", read, cocked)
 	if cocked > 0 || read < 33 {
 		t.Errorf("%d of 36 flat looped numerals read, %d called cocked; want 33 or more, none cocked", read, cocked)
+	}
+}
+
+// TestFindUpFaceRandom: random outlines and boxes over random photos of
+// several image types never panic, and any face found is measured in
+// range.
+func TestFindUpFaceRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	rgba := image.NewRGBA(image.Rect(-5, -3, 155, 117))
+	for i := range rgba.Pix {
+		rgba.Pix[i] = uint8(rng.IntN(256))
+	}
+	nrgba := image.NewNRGBA(rgba.Rect)
+	copy(nrgba.Pix, rgba.Pix)
+	for _, img := range []image.Image{rgba, nrgba, rgba.SubImage(image.Rect(10, 10, 90, 70))} {
+		for n := 0; n < 100; n++ {
+			var pts [][2]float64
+			for k := 0; k < 3+rng.IntN(8); k++ {
+				pts = append(pts, [2]float64{rng.Float64()*200 - 30, rng.Float64()*160 - 30})
+			}
+			var outline []image.Point
+			box := image.Rectangle{}
+			for _, p := range hull2(pts) {
+				q := image.Pt(int(p[0]), int(p[1]))
+				outline = append(outline, q)
+				box = box.Union(image.Rectangle{Min: q, Max: q.Add(image.Pt(1, 1))})
+			}
+			f, ok := findUpFace(img, outline, box, 0.06)
+			if ok && (f.fore < 0 || f.fore > 1 || f.area <= 0 || kiteSkew(f.hull) < 0 || kiteSkew(f.hull) > math.Pi/2) {
+				t.Errorf("outline %v: face %+v out of range", outline, f)
+			}
+		}
 	}
 }
