@@ -212,13 +212,12 @@ func sameFaces(a, b []int) bool {
 // unread (cocked), not answered. The camera looks straight down, so a
 // d6, d8, d12 or d20 whose up face is foreshortened, or a d10 whose kite's
 // diagonals are not square, leans (vision/lean.go). A d4 shows a point, not
-// a face, and is not judged: its count must not grow. TOWERD_LONG=1 runs
-// it (60 rolls).
+// a face, and is not judged: its rolls are only counted. TOWERD_LONG=1
+// runs it (60 rolls).
 func TestCameraEyesCockedNumbered(t *testing.T) {
 	if os.Getenv("TOWERD_LONG") == "" {
 		t.Skip("set TOWERD_LONG=1 to measure cocked numbered dice on the simulated camera")
 	}
-	const knownD4 = 10 // of 10: d4 are not judged
 	m := renderedModel(t)
 	answered, d4, misread := 0, 0, 0
 	for _, k := range []rules.Die{rules.D4, rules.D8, rules.D10, rules.D12, rules.D20, rules.D100} {
@@ -239,7 +238,4 @@ func TestCameraEyesCockedNumbered(t *testing.T) {
 		}
 	}
 	t.Logf("cocked numbered dice: %d of 50 d8–d100 answered, %d of 10 d4, %d misread", answered, d4, misread)
-	if d4 > knownD4 {
-		t.Errorf("%d cocked d4 answered, more than the %d known", d4, knownD4)
-	}
 }
