@@ -435,7 +435,8 @@ func localNoise(c [][3]float32, inside []bool, w, h int, cx, cy, r float64) floa
 }
 
 // seedMode is the commonest colour among the seeds, leaving out those near
-// the colours in skip: from the median, a mean shift within a tolerance.
+// the colours in skip: from the densest seed, a mean shift within a
+// tolerance.
 func seedMode(c [][3]float32, seeds []int, skip [][3]float32, noise float64) ([3]float32, bool) {
 	var use []int
 	for _, s := range seeds {

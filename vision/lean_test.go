@@ -67,7 +67,7 @@ func TestKiteSkew(t *testing.T) {
 	}
 	for name, k := range kites {
 		for _, turn := range []float64{0, 0.7, 2} {
-			flat := squashed(squashed(k, turn, 1), 0, 1)
+			flat := make([][2]float64, len(k))
 			c, s := math.Cos(turn), math.Sin(turn)
 			for i, q := range k {
 				flat[i] = [2]float64{30 * (q[0]*c - q[1]*s), 30 * (q[0]*s + q[1]*c)}
