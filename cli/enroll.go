@@ -34,6 +34,8 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		"use e.g. 15 for a camera that sees dice from a fixed side)")
 	minAcc := fs.Float64("min-accuracy", 0, "refuse to write the model when a kind reads below this on held-back crops "+
 		"(or, with none held back, on new augmented views); 0: always write it, and warn below "+fmt.Sprint(warnAccuracy))
+	slant := fs.Bool("lens", true, "when the photos share one camera's view, look for that camera's slant and read each die's up face "+
+		"as if seen from straight above (numeral.FitLens); false: always look at the middle of the die")
 	force := fs.Bool("force", false, "write the model even when a kind reads below --min-accuracy")
 	if err := ParseFlags(fs, args); err != nil {
 		return err
@@ -99,6 +101,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "scene: dice lie within %v\n", scene.Region)
 	}
 	opts := numeral.TrainOptions{Epochs: *epochs, Seed: *seed, Rotation: *rotation, Context: ctx,
+		Lens: fitLens(env, scene, samples, *slant),
 		Progress: func(p numeral.Progress) {
 			if p.Epoch%max(1, p.Epochs/30) == 0 || p.Epoch == p.Epochs { // about 30 lines
 				env.Log.Info("enroll: training", "epoch", p.Epoch, "of", p.Epochs, "loss", p.Loss, "accuracy", p.Accuracy,
@@ -200,6 +203,30 @@ func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []imag
 		l.boxes = append(l.boxes, b.Sub(img.Bounds().Min))
 	}
 	return boxes
+}
+
+// fitLens looks for the slant of the camera that took a set's photos when
+// they share one view (a roller's webcam, a tower's camera): on a camera
+// looking down it finds none.
+func fitLens(env *Env, scene *vision.Scene, samples []numeral.Sample, on bool) numeral.Lens {
+	if scene == nil || !on {
+		return numeral.Lens{}
+	}
+	start := time.Now()
+	fit := numeral.FitLens(samples, numeral.DefaultArch(), 0)
+	if fit.Crops < numeral.MinLensCrops {
+		fmt.Fprintf(env.Stdout, "lens: none: %d labelled dice are too few to tell a camera's slant (%d needed)\n", fit.Crops, numeral.MinLensCrops)
+		return numeral.Lens{}
+	}
+	l := fit.Lens
+	if l == (numeral.Lens{}) {
+		fmt.Fprintf(env.Stdout, "lens: the camera looks straight down (same face nearest %.3f of %d crops; no slant did clearly better, best %.3f; %.0f s)\n",
+			fit.Straight, fit.Crops, fit.Best, time.Since(start).Seconds())
+		return l
+	}
+	fmt.Fprintf(env.Stdout, "lens: the camera looks from a slant: the up face lies (%+.2f, %+.2f) die sides from the middle, squashed to %.2f "+
+		"(same face nearest %.3f of %d crops, straight on %.3f; %.0f s)\n", l.DX, l.DY, l.Squash, fit.Score, fit.Crops, fit.Straight, time.Since(start).Seconds())
+	return l
 }
 
 // kindAccuracy is what a kind's reading is judged by: its held-back crops

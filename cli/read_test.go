@@ -210,6 +210,9 @@ func TestEnrollLearnsTheTray(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "scene: the empty tray learnt from 24 photos of 320x240") {
 		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
 	}
+	if !strings.Contains(out, "lens: none: ") {
+		t.Errorf("enroll of a few dice should not look for a camera's slant: %s", out)
+	}
 	if code, out, errs := runTowerd(t, "", "eval", "--json", "--model", model, dir); code != 0 || !strings.Contains(out, `"precision"`) {
 		t.Fatalf("eval with the model and its tray: exit %d: %s %s", code, out, errs)
 	}
@@ -237,9 +240,12 @@ func TestEnrollLocatesUnboxedDice(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := filepath.Join(t.TempDir(), "m")
-	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir)
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--lens=false", "--out", model, dir)
 	if code != 0 || !strings.Contains(out, "located 24 of 24 dice without a box") {
 		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
+	}
+	if strings.Contains(out, "lens:") {
+		t.Errorf("enroll --lens=false looked for a slant: %s", out)
 	}
 	if !strings.Contains(out, "trained: 24 die crops, ") {
 		t.Errorf("enroll should train on the 24 located dice: %s", out)

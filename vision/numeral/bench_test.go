@@ -92,7 +92,7 @@ func BenchmarkToyAugment(b *testing.B) {
 	out := make([]float32, 3*24*24)
 	t0 := cputime.Now()
 	for b.Loop() {
-		augment(c, Arch{Size: 24, Channels: 3}, 0.85, 180, 1.2, r, out)
+		augment(c, Arch{Size: 24, Channels: 3}, 0.85, Lens{}, 180, 1.2, r, out)
 	}
 	cputime.Report(b, t0)
 }

@@ -22,8 +22,11 @@ const (
 	// fileVersion is what Save writes for a square net without
 	// normalisation, which version 1 readers understand; a polar or
 	// normalised net is version 2, so an older towerd says to re-enrol
-	// instead of failing on the parameter count.
+	// instead of failing on the parameter count. A model with a Lens is
+	// version 3: a reader that ignored the lens would read the wrong face.
 	fileVersion = 1
+	// lensVersion is the version a model with a lens needs.
+	lensVersion = 3
 	// maxFile bounds the decompressed size a model file may claim, so that
 	// a hostile file cannot exhaust memory.
 	maxFile = 128 << 20
@@ -42,6 +45,9 @@ type fileModel struct {
 	// the empty tray and where dice lie), carried as it is; absent when
 	// the photos did not share one view. Readers before it ignore it.
 	Scene json.RawMessage `json:"scene,omitempty"`
+	// Lens is where a slanted camera sees the up face; absent for a
+	// camera looking straight down.
+	Lens *Lens `json:"lens,omitempty"`
 }
 
 // fileVersion is the model file version an Arch needs.
@@ -58,10 +64,15 @@ func (m *Model) Save(path string) error {
 	for i, v := range m.params {
 		binary.LittleEndian.PutUint32(params[4*i:], math.Float32bits(v))
 	}
-	data, err := json.Marshal(fileModel{
+	f := fileModel{
 		Format: fileFormat, Version: m.arch.fileVersion(), Arch: m.arch, View: m.view,
 		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene,
-	})
+	}
+	if !m.lens.straight() {
+		l := m.lens
+		f.Lens, f.Version = &l, lensVersion
+	}
+	data, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("numeral: save %s: %w", path, err)
 	}
@@ -116,8 +127,18 @@ func decode(data []byte) (*Model, error) {
 	if f.Format != fileFormat {
 		return nil, fmt.Errorf("format %q, want %q", f.Format, fileFormat)
 	}
-	if f.Version < fileVersion || f.Version > 2 {
-		return nil, fmt.Errorf("format version %d, this towerd reads versions 1 and 2 (re-run towerd enroll)", f.Version)
+	if f.Version < fileVersion || f.Version > lensVersion {
+		return nil, fmt.Errorf("format version %d, this towerd reads versions 1 to %d (re-run towerd enroll)", f.Version, lensVersion)
+	}
+	var lens Lens
+	if f.Lens != nil {
+		lens = *f.Lens
+		if f.Version < lensVersion {
+			return nil, fmt.Errorf("format version %d cannot hold a lens (version %d; re-run towerd enroll)", f.Version, lensVersion)
+		}
+		if err := lens.check(); err != nil {
+			return nil, err
+		}
 	}
 	if v := f.Arch.fileVersion(); f.Version < v {
 		return nil, fmt.Errorf("format version %d cannot hold a polar or normalised net (version %d; re-run towerd enroll)", f.Version, v)
@@ -162,6 +183,6 @@ func decode(data []byte) (*Model, error) {
 	}
 	return &Model{
 		arch: f.Arch, net: nt, params: p, classes: slices.Clip(f.Classes),
-		view: f.View, temp: f.Temperature, stats: f.Stats, scene: f.Scene,
+		view: f.View, lens: lens, temp: f.Temperature, stats: f.Stats, scene: f.Scene,
 	}, nil
 }

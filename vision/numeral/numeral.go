@@ -51,6 +51,7 @@ type Model struct {
 	params  []float32
 	classes []class // classes[0] is background
 	view    float64 // share of the die's side the net sees
+	lens    Lens    // where a slanted camera sees the up face
 	temp    float64 // softmax temperature from calibration
 	stats   Stats
 	scene   json.RawMessage // see fileModel.Scene
@@ -130,6 +131,19 @@ func maxSide(size int, view float64) int {
 	return int(2*float64(size)*(1+2*Margin)/view) + 1
 }
 
+// canonSide is the side crops are shrunk to before the net looks: fine
+// enough for the view, which a lens squashes.
+func (m *Model) canonSide() int {
+	frac := m.view
+	if s := m.lens.Squash; s > 0 && s < 1 {
+		frac *= s
+	}
+	return maxSide(m.arch.Size, frac)
+}
+
+// Lens is where the model looks for the up face in a die's crop.
+func (m *Model) Lens() Lens { return m.lens }
+
 func (m *Model) getWork() *work {
 	if w, ok := m.works.Get().(*work); ok {
 		return w
@@ -162,7 +176,7 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 func (m *Model) classify(crop image.Image, allowed []string, views int) (die string, face int, confidence float64) {
 	w := m.getWork()
 	defer m.works.Put(w)
-	c := toCanon(crop, maxSide(m.arch.Size, m.view))
+	c := toCanon(crop, m.canonSide())
 	v0 := centreView(c, m.arch.Size, m.view)
 	n := len(m.classes)
 	if cap(w.sum) < 2*n {
@@ -217,7 +231,7 @@ func (m *Model) classify(crop image.Image, allowed []string, views int) (die str
 // probsView runs the net on view v of c and returns the calibrated class
 // probabilities (owned by w).
 func (m *Model) probsView(c *canon, v view, w *work) []float32 {
-	c.sample(v, m.arch, w.in)
+	c.sample(m.lens.look(v, c), m.arch, w.in)
 	standardize(w.in)
 	logits := m.net.forward(m.params, w)
 	softmax(logits, float32(m.temp), w.probs)

@@ -218,6 +218,8 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		{"format", gz(`{"format":"other","version":1}`), "format"},
 		{"version", gz(`{"format":"towerd-numeral","version":99}`), "version 99"},
 		{"polar v1", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":32,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2,"polar":true},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.6,"temperature":1}`), "version 1"},
+		{"lens v2", gz(`{"format":"towerd-numeral","version":2,"lens":{"dx":0,"dy":-0.3,"squash":0.6}}`), "cannot hold a lens"},
+		{"lens squash", gz(`{"format":"towerd-numeral","version":3,"lens":{"dx":0,"dy":-0.3,"squash":7}}`), "squash 7"},
 		{"arch", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.8,"temperature":1}`), "params"},
 		{"face", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":7}],"view":0.8,"temperature":1}`), "face 7"},
 	} {

@@ -33,6 +33,9 @@ type TrainOptions struct {
 	// with a small range such as 15, where 6 and 9 stay apart. Negative
 	// means none.
 	Rotation float64
+	// Lens is where a camera fixed at a slant sees the up face (FitLens);
+	// the zero Lens looks straight down.
+	Lens Lens
 	// Zoom is the range of scale applied to the view, as a factor either way
 	// (1.2 = from 1/1.2 to 1.2 times); it absorbs loose or tight boxes.
 	// 0 means 1.2.
@@ -128,6 +131,8 @@ func (o *TrainOptions) defaults(n int) error {
 	switch {
 	case o.View < 0.3 || o.View > 1.6:
 		return fmt.Errorf("view %g out of range 0.3..1.6", o.View)
+	case o.Lens.check() != nil:
+		return o.Lens.check()
 	case o.Zoom < 1 || o.Zoom > 2:
 		return fmt.Errorf("zoom %g out of range 1..2", o.Zoom)
 	case o.Rotation > 180:
@@ -221,11 +226,11 @@ func Train(samples []Sample, opts TrainOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{arch: opts.Arch, net: nt, classes: classes, view: opts.View, temp: 1}
+	m := &Model{arch: opts.Arch, net: nt, classes: classes, view: opts.View, lens: opts.Lens, temp: 1}
 
 	// Prepare every crop once, in parallel.
 	items := make([]item, len(samples))
-	side := maxSide(opts.Arch.Size, opts.View)
+	side := m.canonSide()
 	parallel(len(samples), opts.Workers, func(i int) {
 		s := samples[i]
 		cl := 0
@@ -411,7 +416,7 @@ func (t *trainer) learn(p []float32, s *shardState, it item, r *rand.Rand) {
 		synthNegative(s.w.in, h, w, a.Channels, r)
 		cl = 0
 	} else {
-		augment(it.c, a, t.opts.View, t.opts.Rotation, t.opts.Zoom, r, s.w.in)
+		augment(it.c, a, t.opts.View, t.opts.Lens, t.opts.Rotation, t.opts.Zoom, r, s.w.in)
 	}
 	standardize(s.w.in)
 	logits := t.net.forward(p, s.w)
@@ -437,8 +442,8 @@ func (t *trainer) learn(p []float32, s *shardState, it item, r *rand.Rand) {
 }
 
 // augment samples a randomly rotated, scaled, shifted and stretched view of
-// c into out, then varies light, blur and noise.
-func augment(c *canon, ar Arch, frac, rotDeg, zoom float64, r *rand.Rand, out []float32) {
+// c through l into out, then varies light, blur and noise.
+func augment(c *canon, ar Arch, frac float64, l Lens, rotDeg, zoom float64, r *rand.Rand, out []float32) {
 	v := centreView(c, ar.Size, frac)
 	a := v.m[0] * math.Exp((2*r.Float64()-1)*math.Log(zoom))
 	th := (2*r.Float64() - 1) * rotDeg * math.Pi / 180
@@ -449,7 +454,7 @@ func augment(c *canon, ar Arch, frac, rotDeg, zoom float64, r *rand.Rand, out []
 	d := c.dieSide()
 	v.cx += 0.06 * d * (2*r.Float64() - 1)
 	v.cy += 0.06 * d * (2*r.Float64() - 1)
-	c.sample(v, ar, out)
+	c.sample(l.look(v, c), ar, out)
 	h, w := ar.inShape()
 	photometric(out, h, w, ar.Channels, r)
 }
@@ -606,9 +611,9 @@ func calibrate(m *Model, train, val []item, seed uint64) float64 {
 	for _, it := range src {
 		for k := first; k < views+first; k++ {
 			if k == 0 {
-				it.c.sample(centreView(it.c, a.Size, m.view), a, w.in)
+				it.c.sample(m.lens.look(centreView(it.c, a.Size, m.view), it.c), a, w.in)
 			} else {
-				augment(it.c, a, m.view, 180, 1.15, r, w.in)
+				augment(it.c, a, m.view, m.lens, 180, 1.15, r, w.in)
 			}
 			standardize(w.in)
 			set = append(set, obs{slices.Clone(m.net.forward(m.params, w)), it.class})
@@ -689,9 +694,9 @@ func stats(m *Model, train, val []item, seed uint64) Stats {
 	r := rand.New(rand.NewPCG(seed, 0x737461))
 	predict := func(it item, aug bool) (int, float32) {
 		if aug {
-			augment(it.c, a, m.view, 180, 1.15, r, w.in)
+			augment(it.c, a, m.view, m.lens, 180, 1.15, r, w.in)
 		} else {
-			it.c.sample(centreView(it.c, a.Size, m.view), a, w.in)
+			it.c.sample(m.lens.look(centreView(it.c, a.Size, m.view), it.c), a, w.in)
 		}
 		standardize(w.in)
 		softmax(m.net.forward(m.params, w), float32(m.temp), w.probs)
