@@ -143,6 +143,10 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 		if bg, err = r.scene.mat(); err != nil {
 			return nil, err
 		}
+		defer bg.Close()
+		bs := findBlobs(c, bg)
+		r.scene.fixBoxes(bs)
+		return bs, nil
 	} else {
 		return findBlobsAlone(c), nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"math"
 	"slices"
 
 	"github.com/towerd/towerd/vision/dataset"
@@ -25,6 +26,11 @@ type Scene struct {
 	ycc           []uint8           // the empty tray there, YCrCb
 	dice          []image.Rectangle // the boxes Region was made from (enrolment only)
 	layout        []bool            // shows' grid points unlike the tray's main colour (setLayout)
+	// fix moves the edges of a box the learnt tray finds (left, top,
+	// right, bottom; in shares of its width and height, + outward) to
+	// where the labelled boxes lie: under a fixed light a die's shadow
+	// joins its region on one side, and the net learnt the labelled box.
+	fix [4]float64
 }
 
 // SceneReport says what LearnScene found, for enrolment's output.
@@ -217,9 +223,12 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	s.setRegion(s.dice)
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
+	var edges [4][]float64
 	for _, p := range ps {
 		fa, ia := matchBlobs(findBlobsAlone(p.c), p.c.off, p.boxes, p.unboxed, s.Region)
-		fs, is := matchBlobs(findBlobs(p.c, bg), p.c.off, p.boxes, p.unboxed, s.Region)
+		found := findBlobs(p.c, bg)
+		fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
+		boxEdges(&edges, found, p.c.off, p.boxes)
 		rep.Dice += len(p.boxes) + p.unboxed
 		rep.FoundAlone += fa
 		rep.InventedAlone += ia
@@ -231,7 +240,80 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 			rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone)
 		return nil, rep, nil
 	}
+	s.fix = edgeFix(edges)
 	return s, rep, nil
+}
+
+// boxEdges adds to edges, for each labelled box that one die-like blob
+// overlaps by half (intersection over union), how far the blob's left,
+// top, right and bottom edges lie outside the box's, in shares of the
+// blob's width and height.
+func boxEdges(edges *[4][]float64, bs []blob, off image.Point, boxes []image.Rectangle) {
+	for _, l := range boxes {
+		for _, b := range bs {
+			d := b.box.Sub(off)
+			if !b.dieLike() || d.Dx() == 0 || d.Dy() == 0 || iou(d, l) < 0.5 {
+				continue
+			}
+			w, h := float64(d.Dx()), float64(d.Dy())
+			edges[0] = append(edges[0], float64(l.Min.X-d.Min.X)/w)
+			edges[1] = append(edges[1], float64(l.Min.Y-d.Min.Y)/h)
+			edges[2] = append(edges[2], float64(d.Max.X-l.Max.X)/w)
+			edges[3] = append(edges[3], float64(d.Max.Y-l.Max.Y)/h)
+			break
+		}
+	}
+}
+
+// Box fixing limits: the labelled dice it needs, the median shift of an
+// edge below which it is noise (a pixel or two), and the most it moves one.
+const (
+	fixMinDice = 20
+	fixMin     = 0.03
+	fixMax     = 0.25
+)
+
+// edgeFix is the median of each edge's shift, when enough dice were
+// matched and it is more than noise.
+func edgeFix(edges [4][]float64) [4]float64 {
+	var fix [4]float64
+	for i, e := range edges {
+		if len(e) < fixMinDice {
+			return [4]float64{}
+		}
+		if m := median(e); math.Abs(m) >= fixMin {
+			fix[i] = max(-fixMax, min(fixMax, m))
+		}
+	}
+	return fix
+}
+
+// iou is the intersection of a and b over their union.
+func iou(a, b image.Rectangle) float64 {
+	in := a.Intersect(b)
+	if in.Empty() {
+		return 0
+	}
+	i := float64(in.Dx() * in.Dy())
+	return i / (float64(a.Dx()*a.Dy()+b.Dx()*b.Dy()) - i)
+}
+
+// fixBoxes moves the edges of the blobs' boxes in by the scene's fix (out
+// where it is negative; a box keeps at least a pixel each way).
+func (s *Scene) fixBoxes(bs []blob) {
+	if s.fix == ([4]float64{}) {
+		return
+	}
+	for i := range bs {
+		b := &bs[i].box
+		w, h := float64(b.Dx()), float64(b.Dy())
+		r := image.Rect(
+			b.Min.X+int(math.Round(s.fix[0]*w)), b.Min.Y+int(math.Round(s.fix[1]*h)),
+			b.Max.X-int(math.Round(s.fix[2]*w)), b.Max.Y-int(math.Round(s.fix[3]*h)))
+		if r.Dx() > 0 && r.Dy() > 0 {
+			*b = r
+		}
+	}
 }
 
 // labelledBoxes are the boxes the set's rows give.
@@ -670,12 +752,19 @@ type sceneFile struct {
 	Cols   int    `json:"cols"`
 	Rows   int    `json:"rows"`
 	YCrCb  []byte `json:"ycrcb"` // rows × cols × 3
+	// BoxFix is Scene.fix; absent: none (scenes learnt before it).
+	BoxFix *[4]float64 `json:"box_fix,omitempty"`
 }
 
 // MarshalJSON encodes the scene for a model file.
 func (s *Scene) MarshalJSON() ([]byte, error) {
 	r := s.Region
-	return json.Marshal(sceneFile{s.Width, s.Height, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, s.side, s.cols, s.rows, s.ycc})
+	f := sceneFile{s.Width, s.Height, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, s.side, s.cols, s.rows, s.ycc, nil}
+	if s.fix != ([4]float64{}) {
+		fix := s.fix
+		f.BoxFix = &fix
+	}
+	return json.Marshal(f)
 }
 
 // UnmarshalJSON decodes and checks a scene from a model file.
@@ -702,6 +791,14 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 		return errors.New("vision: scene: region outside the photo")
 	}
 	*s = Scene{Width: f.Width, Height: f.Height, Region: r, side: sideOr(f.Side), cols: f.Cols, rows: f.Rows, ycc: f.YCrCb}
+	if f.BoxFix != nil {
+		for _, v := range f.BoxFix {
+			if !(math.Abs(v) <= fixMax) {
+				return fmt.Errorf("vision: scene: box fix %v beyond %g", *f.BoxFix, fixMax)
+			}
+		}
+		s.fix = *f.BoxFix
+	}
 	s.setLayout()
 	return nil
 }

@@ -647,3 +647,94 @@ func TestBlobsAloneDarkDiceAreNoShade(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnSceneBoxFix: when the labelled boxes leave out part of what
+// the learnt tray finds (a die's shadow, under a roller's fixed light),
+// the scene learns how far each edge lies out and the reader moves the
+// boxes it finds there; labelled boxes that match leave it none.
+func TestLearnSceneBoxFix(t *testing.T) {
+	scene := newRollerScene(1)
+	set, decode := rollerSet(scene, 30, 1)
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v, %+v", err, rep)
+	}
+	if s.fix != ([4]float64{}) {
+		t.Errorf("boxes that match the dice: fix %v, want none", s.fix)
+	}
+	// The same photos labelled a fifth of a die short on the right.
+	for _, f := range set.Files {
+		l := &set.Labels[f][0]
+		l.Box.Max.X -= l.Box.Dx() / 5
+	}
+	s, rep, err = LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene with short boxes: %v, %+v", err, rep)
+	}
+	if f := s.fix; math.Abs(f[0]) > 0.03 || math.Abs(f[1]) > 0.03 || math.Abs(f[3]) > 0.03 || f[2] < 0.12 || f[2] > 0.25 {
+		t.Errorf("right edges a fifth of a die out: fix %v", f)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Scene
+	if err := json.Unmarshal(b, &back); err != nil || back.fix != s.fix {
+		t.Fatalf("fix %v after a round trip through JSON (%v), want %v", back.fix, err, s.fix)
+	}
+	rd, err := NewReader(Options{Model: sceneClassifier{fixedClassifier{"d20", 11, 0.99}, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, decodeTest := rollerSet(scene, 8, 2)
+	for _, f := range test.Files {
+		img, _ := decodeTest(test.Path(f))
+		want := test.Labels[f][0].Box
+		want.Max.X -= want.Dx() / 5
+		dice, err := rd.Read(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dice) != 1 || iou(dice[0].Box, want) < 0.8 {
+			t.Errorf("%s: read %+v, want one die boxed about %v", f, dice, want)
+		}
+	}
+	// A hand-edited fix beyond a quarter of a box is refused.
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["box_fix"] = []float64{0, 0, 0.9, 0}
+	bad, _ := json.Marshal(raw)
+	if err := json.Unmarshal(bad, &back); err == nil || !strings.Contains(err.Error(), "box fix") {
+		t.Errorf("a box fix of 0.9: %v", err)
+	}
+}
+
+func TestEdgeFix(t *testing.T) {
+	var e [4][]float64
+	for i := range fixMinDice {
+		e[0] = append(e[0], 0.01*float64(i%3-1)) // noise about 0
+		e[1] = append(e[1], 0.02)                // below fixMin
+		e[2] = append(e[2], 0.1+0.01*float64(i%5))
+		e[3] = append(e[3], 0.6) // beyond fixMax
+	}
+	if got, want := edgeFix(e), [4]float64{0, 0, 0.12, fixMax}; math.Abs(got[2]-want[2]) > 1e-9 || got[0] != 0 || got[1] != 0 || got[3] != want[3] {
+		t.Errorf("edgeFix = %v, want %v", got, want)
+	}
+	for i := range e {
+		e[i] = e[i][:fixMinDice-1]
+	}
+	if got := edgeFix(e); got != ([4]float64{}) {
+		t.Errorf("edgeFix of %d dice = %v, want none", fixMinDice-1, got)
+	}
+	s := &Scene{fix: [4]float64{0, 0.1, 0.1, -0.2}}
+	bs := []blob{{box: image.Rect(100, 100, 200, 150)}, {box: image.Rect(0, 0, 1, 1)}}
+	s.fixBoxes(bs)
+	if want := image.Rect(100, 105, 190, 160); bs[0].box != want {
+		t.Errorf("fixed box %v, want %v", bs[0].box, want)
+	}
+	if bs[1].box.Empty() {
+		t.Errorf("a one-pixel box vanished: %v", bs[1].box)
+	}
+}
