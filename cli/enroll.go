@@ -34,7 +34,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		"use e.g. 15 for a camera that sees dice from a fixed side)")
 	minAcc := fs.Float64("min-accuracy", 0, "refuse to write the model when a kind reads below this on held-back crops "+
 		"(or, with none held back, on new augmented views); 0: always write it, and warn below "+fmt.Sprint(warnAccuracy))
-	slant := fs.Bool("lens", true, "look for the slant of the camera that took the photos and read each die's up face "+
+	slant := fs.Bool("lens", true, "when the photos share one camera's view, look for that camera's slant and read each die's up face "+
 		"as if seen from straight above (numeral.FitLens); false: always look at the middle of the die")
 	force := fs.Bool("force", false, "write the model even when a kind reads below --min-accuracy")
 	if err := ParseFlags(fs, args); err != nil {
@@ -101,7 +101,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "scene: dice lie within %v\n", scene.Region)
 	}
 	opts := numeral.TrainOptions{Epochs: *epochs, Seed: *seed, Rotation: *rotation, Context: ctx,
-		Lens: fitLens(env, samples, *slant),
+		Lens: fitLens(env, scene, samples, *slant),
 		Progress: func(p numeral.Progress) {
 			if p.Epoch%max(1, p.Epochs/30) == 0 || p.Epoch == p.Epochs { // about 30 lines
 				env.Log.Info("enroll: training", "epoch", p.Epoch, "of", p.Epochs, "loss", p.Loss, "accuracy", p.Accuracy,
@@ -205,13 +205,11 @@ func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []imag
 	return boxes
 }
 
-// fitLens looks for the slant of the camera that took a set's photos (a
-// roller's webcam): on a camera looking down (a tower's), or photos from
-// many, it finds none. It does not wait for a learnt tray: a light die on
-// a light floor can keep the tray from being learnt while the photos still
-// share one slant.
-func fitLens(env *Env, samples []numeral.Sample, on bool) numeral.Lens {
-	if !on {
+// fitLens looks for the slant of the camera that took a set's photos when
+// they share one view (a roller's webcam, a tower's camera): on a camera
+// looking down it finds none.
+func fitLens(env *Env, scene *vision.Scene, samples []numeral.Sample, on bool) numeral.Lens {
+	if scene == nil || !on {
 		return numeral.Lens{}
 	}
 	start := time.Now()
