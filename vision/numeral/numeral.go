@@ -131,6 +131,12 @@ func maxSide(size int, view float64) int {
 	return int(2*float64(size)*(1+2*Margin)/view) + 1
 }
 
+// lensShift is how far, in die sides, a lens model's extra looks move the
+// view along the slant. On the oblique stand-in (40° and 30°) it took
+// precision from 0.993 and 0.985 to 1.000, recall from 0.963 and 0.883 to
+// 0.927 and 0.790; moved by 0.03, recall fell to 0.900 and 0.677.
+const lensShift = 0.01
+
 // canonSide is the side crops are shrunk to before the net looks: fine
 // enough for the view, which a lens squashes.
 func (m *Model) canonSide() int {
@@ -156,7 +162,7 @@ func (m *Model) getWork() *work {
 // each look is a fair one, and requiring them to agree turns most
 // confident mistakes on an odd view into low confidence. A polar net takes
 // two looks, half an angle cell apart (a quarter turn is a shift it does
-// not see).
+// not see), and through a lens two more, moved by lensShift.
 const Views = 4
 
 // Classify reads the die in crop (made like CropDie's) and returns its kind,
@@ -189,12 +195,24 @@ func (m *Model) classify(crop image.Image, allowed []string, views int) (die str
 		// net does not see: its second look is turned by half a cell of
 		// its last layer instead, the angle it is least sure to ignore.
 		views = min(views, 2)
+		if !m.lens.straight() && views == 2 {
+			// Through a lens two more looks, the view moved by lensShift
+			// either way along the slant: the up face is small and
+			// squashed there, and an answer that does not hold when the
+			// view moves by half a pixel is no answer.
+			views = 4
+		}
 	}
 	for k := 0; k < views; k++ {
 		v := v0
 		// Quarter turns are exact: the sampling matrix only swaps signs.
 		a := v0.m[0]
 		switch {
+		case m.arch.Polar && k >= 2:
+			n := math.Hypot(m.lens.DX, m.lens.DY)
+			s := lensShift * c.dieSide() * float64(2*k-5) / n // k = 2: back, 3: on
+			v.cx += s * m.lens.DX
+			v.cy += s * m.lens.DY
 		case m.arch.Polar && k == 1:
 			th := math.Pi / float64(m.net.lastW)
 			v.m = [4]float64{a * math.Cos(th), -a * math.Sin(th), a * math.Sin(th), a * math.Cos(th)}
