@@ -17,8 +17,10 @@ func TestLensLook(t *testing.T) {
 		t.Fatalf("die side %g, want 100", d)
 	}
 	v := view{cx: 75, cy: 75, m: [4]float64{2, 0, 0, 2}}
-	if got := (Lens{}).look(v, c); got != v {
-		t.Errorf("straight lens moved the view: %+v", got)
+	for _, l := range []Lens{{}, {Squash: 0.5}} {
+		if got := l.look(v, c); got != v || !l.straight() {
+			t.Errorf("lens %+v with no offset moved the view: %+v", l, got)
+		}
 	}
 	// The far side up, elevation 30°: the up face 0.3 of a die above the
 	// middle, squashed by half along the vertical.
