@@ -704,10 +704,12 @@ func TestLearnSceneBoxFix(t *testing.T) {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatal(err)
 	}
-	raw["box_fix"] = []float64{0, 0, 0.9, 0}
-	bad, _ := json.Marshal(raw)
-	if err := json.Unmarshal(bad, &back); err == nil || !strings.Contains(err.Error(), "box fix") {
-		t.Errorf("a box fix of 0.9: %v", err)
+	for _, fix := range [][]float64{{0, 0, 0.9, 0}, {0, 0.1}} {
+		raw["box_fix"] = fix
+		bad, _ := json.Marshal(raw)
+		if err := json.Unmarshal(bad, &back); err == nil || !strings.Contains(err.Error(), "box fix") {
+			t.Errorf("a box fix of %v: %v", fix, err)
+		}
 	}
 }
 
@@ -729,12 +731,15 @@ func TestEdgeFix(t *testing.T) {
 		t.Errorf("edgeFix of %d dice = %v, want none", fixMinDice-1, got)
 	}
 	s := &Scene{fix: [4]float64{0, 0.1, 0.1, -0.2}}
-	bs := []blob{{box: image.Rect(100, 100, 200, 150)}, {box: image.Rect(0, 0, 1, 1)}}
+	bs := []blob{{box: image.Rect(100, 100, 200, 150)}}
 	s.fixBoxes(bs)
 	if want := image.Rect(100, 105, 190, 160); bs[0].box != want {
 		t.Errorf("fixed box %v, want %v", bs[0].box, want)
 	}
-	if bs[1].box.Empty() {
-		t.Errorf("a one-pixel box vanished: %v", bs[1].box)
+	// A box the fix would close keeps its size.
+	s = &Scene{fix: [4]float64{0.25, 0, 0.25, 0}}
+	bs = []blob{{box: image.Rect(10, 10, 12, 12)}}
+	if s.fixBoxes(bs); bs[0].box != image.Rect(10, 10, 12, 12) {
+		t.Errorf("a two-pixel box became %v", bs[0].box)
 	}
 }

@@ -36,6 +36,14 @@ func (l Lens) check() error {
 	if !(l.Squash >= 0 && l.Squash <= 1) || l.Squash > 0 && l.Squash < 0.2 {
 		return fmt.Errorf("lens: squash %g out of range 0.2..1", l.Squash)
 	}
+	// An offset too small to give a way to squash along (or to step along
+	// in Classify's extra looks) is none.
+	if n := math.Hypot(l.DX, l.DY); n > 0 && n < 0.01 {
+		return fmt.Errorf("lens: up face offset (%g, %g) below a hundredth of a die", l.DX, l.DY)
+	}
+	if l.straight() && l.Squash != 0 && l.Squash != 1 {
+		return fmt.Errorf("lens: squash %g with no offset to squash along", l.Squash)
+	}
 	return nil
 }
 

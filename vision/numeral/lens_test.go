@@ -141,7 +141,7 @@ func TestLensSavedAndChecked(t *testing.T) {
 	if d1 != d2 || f1 != f2 || c1 != c2 {
 		t.Errorf("saved model reads %s %d %g, loaded %s %d %g", d1, f1, c1, d2, f2, c2)
 	}
-	for _, l := range []Lens{{DY: -0.7}, {DX: math.NaN()}, {Squash: 0.1}, {Squash: 1.5}} {
+	for _, l := range []Lens{{DY: -0.7}, {DX: math.NaN()}, {Squash: 0.1}, {Squash: 1.5}, {DX: 1e-320}, {DY: 0.005, Squash: 0.5}, {Squash: 0.5}} {
 		if err := l.check(); err == nil {
 			t.Errorf("lens %+v passed its check", l)
 		}

@@ -141,7 +141,7 @@ const lensShift = 0.01
 // enough for the view, which a lens squashes.
 func (m *Model) canonSide() int {
 	frac := m.view
-	if s := m.lens.Squash; s > 0 && s < 1 {
+	if s := m.lens.Squash; !m.lens.straight() && s > 0 && s < 1 {
 		frac *= s
 	}
 	return maxSide(m.arch.Size, frac)
@@ -178,7 +178,8 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 	return m.classify(crop, allowed, Views)
 }
 
-// classify is Classify with the given number of looks (1, 2 or 4).
+// classify is Classify with the given number of looks (1, 2 or 4; a polar
+// net takes at most 2, and through a lens 2 become 4).
 func (m *Model) classify(crop image.Image, allowed []string, views int) (die string, face int, confidence float64) {
 	w := m.getWork()
 	defer m.works.Put(w)
@@ -209,10 +210,10 @@ func (m *Model) classify(crop image.Image, allowed []string, views int) (die str
 		a := v0.m[0]
 		switch {
 		case m.arch.Polar && k >= 2:
-			n := math.Hypot(m.lens.DX, m.lens.DY)
-			s := lensShift * c.dieSide() * float64(2*k-5) / n // k = 2: back, 3: on
-			v.cx += s * m.lens.DX
-			v.cy += s * m.lens.DY
+			n := math.Hypot(m.lens.DX, m.lens.DY)         // at least 0.01 (Lens.check)
+			s := lensShift * c.dieSide() * float64(2*k-5) // k = 2: back, 3: on
+			v.cx += s * (m.lens.DX / n)
+			v.cy += s * (m.lens.DY / n)
 		case m.arch.Polar && k == 1:
 			th := math.Pi / float64(m.net.lastW)
 			v.m = [4]float64{a * math.Cos(th), -a * math.Sin(th), a * math.Sin(th), a * math.Cos(th)}
