@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"image"
 	"strings"
@@ -17,7 +18,7 @@ import (
 func init() {
 	Register(&Command{
 		Name:  "enroll",
-		Usage: "enroll --out M [--epochs N] [--seed S] [--rotation DEG] [--min-accuracy A] [--force] DATASET",
+		Usage: "enroll --out M [--epochs N] [--seed S] [--rotation DEG] [--lens=false] [--min-accuracy A] [--force] DATASET",
 		Summary: "Learn a dice set (kinds and faces, in its own font and colours) from labelled photos " +
 			"(labels.csv: file,die,face,x,y,w,h) and write the model that `read --model` and `eval --model` use.",
 		Run: runEnroll,
@@ -31,7 +32,7 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	epochs := fs.Int("epochs", 0, "training passes over the crops (default: chosen from the set's size)")
 	seed := fs.Uint64("seed", 1, "seed: the same photos and seed give the same model")
 	rotation := fs.Float64("rotation", 0, "largest training rotation in degrees either way (default 180, dice land at any angle; "+
-		"use e.g. 15 for a camera that sees dice from a fixed side)")
+		fmt.Sprint(slantRotation)+" when a camera's slant is found, as it sees the dice from one side)")
 	minAcc := fs.Float64("min-accuracy", 0, "refuse to write the model when a kind reads below this on held-back crops "+
 		"(or, with none held back, on new augmented views); 0: always write it, and warn below "+fmt.Sprint(warnAccuracy))
 	slant := fs.Bool("lens", true, "when the photos share one camera's view, look for that camera's slant and read each die's up face "+
@@ -108,6 +109,12 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 					"elapsed", p.Elapsed.Round(time.Second))
 			}
 		}}
+	if opts.Lens != (numeral.Lens{}) && !flagSet(fs, "rotation") {
+		// A camera at a slant sees the dice from one side: turned far, a
+		// crop shows what it never will (and 6 and 9 meet).
+		opts.Rotation = slantRotation
+		fmt.Fprintf(env.Stdout, "rotation: training crops turned up to %g° either way (--rotation to change)\n", slantRotation)
+	}
 	m, err := numeral.Train(samples, opts)
 	if err != nil {
 		return fmt.Errorf("towerd enroll: %w", err)
@@ -203,6 +210,18 @@ func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []imag
 		l.boxes = append(l.boxes, b.Sub(img.Bounds().Min))
 	}
 	return boxes
+}
+
+// slantRotation is the training rotation when a lens is found. On the
+// oblique stand-in it read 286 of 300 where full turns read 278 (both
+// precision 1.000); at 30°, 238 against 237.
+const slantRotation = 15.0
+
+// flagSet reports whether the command line gave flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // fitLens looks for the slant of the camera that took a set's photos when
