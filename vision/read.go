@@ -140,13 +140,7 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 		}
 		bc.close()
 	} else if inView {
-		if bg, err = r.scene.mat(); err != nil {
-			return nil, err
-		}
-		defer bg.Close()
-		bs := findBlobs(c, bg)
-		r.scene.fixBoxes(bs)
-		return bs, nil
+		return r.scene.blobs(c)
 	} else {
 		return findBlobsAlone(c), nil
 	}

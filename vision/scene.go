@@ -299,6 +299,19 @@ func iou(a, b image.Rectangle) float64 {
 	return i / (float64(a.Dx()*a.Dy()+b.Dx()*b.Dy()) - i)
 }
 
+// blobs finds the regions of c (at the scene's scale) that differ from the
+// learnt tray, their boxes moved by the fix.
+func (s *Scene) blobs(c *colourImg) ([]blob, error) {
+	bg, err := s.mat()
+	if err != nil {
+		return nil, err
+	}
+	defer bg.Close()
+	bs := findBlobs(c, bg)
+	s.fixBoxes(bs)
+	return bs, nil
+}
+
 // fixBoxes moves the edges of the blobs' boxes in by the scene's fix (out
 // where it is negative; a box keeps at least a pixel each way).
 func (s *Scene) fixBoxes(bs []blob) {
@@ -536,14 +549,11 @@ func (s *Scene) Locate(img image.Image, boxed []image.Rectangle, n int) []image.
 		return nil
 	}
 	defer c.close()
-	bg, err := s.mat()
+	found, err := s.blobs(c) // as reading will box them
 	if err != nil {
 		return nil
 	}
-	defer bg.Close()
 	var boxes []image.Rectangle
-	found := findBlobs(c, bg)
-	s.fixBoxes(found) // as reading will box them
 	for _, b := range otherDice(found, c.off, relative(boxed, img.Bounds().Min)) {
 		if centre(b).In(s.Region) {
 			boxes = append(boxes, b.Add(img.Bounds().Min))

@@ -155,18 +155,15 @@ func FitLens(samples []Sample, a Arch, frac float64) LensFit {
 	// Which way the far side lies (eight ways), at a middling slant; then
 	// how far and how steep along the best.
 	const d0, s0 = 0.25, 0.65
-	dir := -math.Pi / 2
 	for k := range 8 {
-		th := float64(k) * math.Pi / 4
-		l := slanted(d0, th, s0)
-		if s := score(l); s > bestScore {
-			best, bestScore, dir = l, s, th
-		}
+		try(slanted(d0, float64(k)*math.Pi/4, s0))
 	}
 	if best.straight() {
 		fit.Score = bestScore
 		return fit
 	}
+	// The best way, snapped back to its eighth of a turn (best is rounded).
+	dir := math.Round(math.Atan2(best.DY, best.DX)/(math.Pi/4)) * (math.Pi / 4)
 	for _, d := range []float64{0.1, 0.15, 0.2, 0.25, 0.3, 0.35} {
 		for _, sq := range []float64{1, 0.8, 0.65, 0.5, 0.4} {
 			try(slanted(d, dir, sq))

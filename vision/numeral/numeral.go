@@ -141,7 +141,7 @@ const lensShift = 0.01
 // enough for the view, which a lens squashes.
 func (m *Model) canonSide() int {
 	frac := m.view
-	if s := m.lens.Squash; !m.lens.straight() && s > 0 && s < 1 {
+	if s := m.lens.Squash; s > 0 && s < 1 { // a squash has an offset (Lens.check)
 		frac *= s
 	}
 	return maxSide(m.arch.Size, frac)
