@@ -104,11 +104,22 @@ func NewBot(tb testing.TB, url, prefix string, opt BotOptions) *Bot {
 	b.pc.AddRoute(prefix+"/result", b.onResult)
 	b.pc.AddRoute(prefix+"/error", b.onError)
 	b.pc.AddRoute(prefix+"/status", b.onStatus)
-	b.pc.Connect()
+	// paho runs OnConnect before it resends what its store kept from the
+	// session (resume), and resume sends again whatever is in the store
+	// by then: a request sent as soon as the bot is subscribed could reach
+	// the tower twice (seen once in a clean-clone run: every bad request
+	// answered twice). The connect token completes after resume.
+	connected := b.pc.Connect()
+	guard := time.After(30 * time.Second) // failure guard
 	select {
 	case <-b.subscribed:
-	case <-time.After(30 * time.Second): // failure guard
+	case <-guard:
 		tb.Fatalf("mqtttest: bot %s did not connect to %s", opt.ClientID, url)
+	}
+	select {
+	case <-connected.Done():
+	case <-guard:
+		tb.Fatalf("mqtttest: bot %s: connecting to %s did not finish", opt.ClientID, url)
 	}
 	tb.Cleanup(func() { b.pc.Disconnect(100) })
 	return b
