@@ -723,6 +723,87 @@ func (tv *trayView) unshade(m gocv.Mat, rect image.Rectangle) bool {
 	return true
 }
 
+// litBox is the box (photo pixels) of blob b, found in mask against bg,
+// without its shade: of the region's pixels, those that may be the tray
+// in shade (shaded) are dropped, and the largest part left is boxed. It reports false when that part holds less than
+// litMinShare of the region (a die of the tray's tint, darker than it,
+// is mostly "shade": its box is no better for the trimming).
+func (c *colourImg) litBox(mask []uint8, bg gocv.Mat, b blob) (image.Rectangle, bool) {
+	w, h := c.mat.Cols(), c.mat.Rows()
+	d, err := c.mat.DataPtrUint8()
+	if err != nil || len(mask) != w*h {
+		return image.Rectangle{}, false
+	}
+	bd, err := bg.DataPtrUint8()
+	if err != nil || len(bd) != len(d) {
+		return image.Rectangle{}, false
+	}
+	r := image.Rect(int(float64(b.box.Min.X-c.off.X)*c.scale), int(float64(b.box.Min.Y-c.off.Y)*c.scale),
+		int(math.Ceil(float64(b.box.Max.X-c.off.X)*c.scale)), int(math.Ceil(float64(b.box.Max.Y-c.off.Y)*c.scale))).Intersect(image.Rect(0, 0, w, h))
+	if r.Dx() < 3 || r.Dy() < 3 {
+		return image.Rectangle{}, false
+	}
+	sub := make([]uint8, r.Dx()*r.Dy())
+	all := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			i := y*w + x
+			if mask[i] == 0 {
+				continue
+			}
+			all++
+			if j := 3 * i; shaded(d[j:j+3], bd[j:j+3]) {
+				continue
+			}
+			sub[(y-r.Min.Y)*r.Dx()+x-r.Min.X] = 255
+		}
+	}
+	m, err := gocv.NewMatFromBytes(r.Dy(), r.Dx(), gocv.MatTypeCV8UC1, sub)
+	if err != nil {
+		return image.Rectangle{}, false
+	}
+	defer m.Close()
+	k := gocv.GetStructuringElement(gocv.MorphEllipse, image.Pt(3, 3))
+	defer k.Close()
+	gocv.MorphologyEx(m, &m, gocv.MorphOpen, k)
+	cs := gocv.FindContours(m, gocv.RetrievalExternal, gocv.ChainApproxSimple)
+	defer cs.Close()
+	best, bestArea := -1, 0.0
+	for i := 0; i < cs.Size(); i++ {
+		if a := gocv.ContourArea(cs.At(i)); a > bestArea {
+			best, bestArea = i, a
+		}
+	}
+	if best < 0 || bestArea < litMinShare*float64(all) {
+		return image.Rectangle{}, false
+	}
+	inv := 1 / c.scale
+	lr := gocv.BoundingRect(cs.At(best)).Add(r.Min)
+	return image.Rect(int(float64(lr.Min.X)*inv), int(float64(lr.Min.Y)*inv),
+		int(math.Ceil(float64(lr.Max.X)*inv)), int(math.Ceil(float64(lr.Max.Y)*inv))).Add(c.off), true
+}
+
+// litMinShare is the least share of a region litBox keeps.
+const litMinShare = 0.5
+
+// shaded reports whether photo pixel a may be tray pixel b in shade (both
+// YCrCb): darker, with its chroma about grey scaled as its luma is (light
+// dimmed by k scales Y, and Cr and Cb about 128, by k). unshade's fixed
+// chroma tolerance passes shade on grey felt but not on a brown floor,
+// whose shade is less brown.
+func shaded(a, b []uint8) bool {
+	if a[0] >= b[0] {
+		return false
+	}
+	k := float64(a[0]) / float64(b[0])
+	return math.Abs(float64(a[1])-128-k*(float64(b[1])-128)) <= shadeChroma &&
+		math.Abs(float64(a[2])-128-k*(float64(b[2])-128)) <= shadeChroma
+}
+
+// shadeChroma is how far (Cr, Cb) a shaded pixel's chroma may lie from the
+// tray's scaled by the dimming: JPEG and sensor noise.
+const shadeChroma = 10
+
 // dieLike tells a blob that may be one die from clutter: compact, roughly
 // as wide as long.
 func (b *blob) dieLike() bool { return b.solid >= 0.8 && b.aspect > 0 && b.aspect <= 2 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/towerd/towerd/vision/dataset"
@@ -24,6 +25,9 @@ type rollerScene struct {
 	// spot, when above 0, makes dice come to rest near one spot (the
 	// bottom of a chute): within spot die sides of (sx, sy).
 	spot, sx, sy float64
+	// shadow, when not zero, casts each die's shadow (its silhouette moved
+	// by shadow die boxes, the tray there at 0.6 of its light).
+	shadow [2]float64
 }
 
 func newRollerScene(seed uint64) *rollerScene { return newRollerSceneSized(seed, 640) }
@@ -66,6 +70,25 @@ func (s *rollerScene) photo(sp dieSprite, r *rand.Rand, side float64) (*image.RG
 		}
 	}
 	box := composite(img, sp, 2*math.Pi*r.Float64(), side*(0.9+0.2*r.Float64()), 0.72+0.06*r.Float64(), 0, px, py)
+	if s.shadow != [2]float64{} {
+		dx, dy := int(s.shadow[0]*float64(box.Dx())), int(s.shadow[1]*float64(box.Dy()))
+		die := func(x, y int) bool {
+			o := img.PixOffset(x, y)
+			return image.Pt(x, y).In(img.Rect) && !slices.Equal(img.Pix[o:o+3], s.tray.Pix[o:o+3])
+		}
+		sh := box.Add(image.Pt(dx, dy)).Intersect(img.Rect)
+		for y := sh.Min.Y; y < sh.Max.Y; y++ {
+			for x := sh.Min.X; x < sh.Max.X; x++ {
+				if die(x, y) || !die(x-dx, y-dy) {
+					continue
+				}
+				o := img.PixOffset(x, y)
+				for k := range 3 {
+					img.Pix[o+k] = uint8(float64(img.Pix[o+k]) * 0.6)
+				}
+			}
+		}
+	}
 	gain, lift := 0.85+0.3*r.Float64(), 10*r.NormFloat64()
 	for i := range img.Pix {
 		if i%4 != 3 {

@@ -224,12 +224,16 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	s.setRegion(s.dice)
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
-	var edges [4][]float64
+	var edges, lit [4][]float64
 	for _, p := range ps {
 		fa, ia := matchBlobs(findBlobsAlone(p.c), p.c.off, p.boxes, p.unboxed, s.Region)
-		found := findBlobs(p.c, bg)
+		mask := diffMask(p.c, bg, true)
+		found := maskBlobs(p.c, mask, nil) // cleans mask in place
 		fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 		boxEdges(&edges, found, p.c.off, p.boxes)
+		if len(p.boxes) == 0 && p.unboxed > 0 {
+			litEdges(&lit, p.c, bg, mask, found, p.unboxed, s.Region)
+		}
 		rep.Dice += len(p.boxes) + p.unboxed
 		rep.FoundAlone += fa
 		rep.InventedAlone += ia
@@ -242,7 +246,32 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		return nil, rep, nil
 	}
 	s.fix = edgeFix(edges)
+	if len(labelled) == 0 {
+		// No box to learn from: the die without its shade is the next
+		// best (what reading finds then matches what enrolment located).
+		s.fix = edgeFix(lit)
+	}
 	return s, rep, nil
+}
+
+// litEdges adds to edges, for each die-like blob of bs in region when they
+// are the photo's n dice, how far the blob's edges lie outside those of its
+// box without shade (litBox), as boxEdges does for labelled boxes.
+func litEdges(edges *[4][]float64, c *colourImg, bg gocv.Mat, mask []uint8, bs []blob, n int, region image.Rectangle) {
+	var dice []blob
+	for _, b := range bs {
+		if b.dieLike() && centre(b.box.Sub(c.off)).In(region) {
+			dice = append(dice, b)
+		}
+	}
+	if len(dice) != n {
+		return
+	}
+	for _, b := range dice {
+		if l, ok := c.litBox(mask, bg, b); ok {
+			boxEdges(edges, []blob{b}, c.off, []image.Rectangle{l.Sub(c.off)})
+		}
+	}
 }
 
 // boxEdges adds to edges, for each labelled box that one die-like blob

@@ -743,3 +743,38 @@ func TestEdgeFix(t *testing.T) {
 		t.Errorf("a two-pixel box became %v", bs[0].box)
 	}
 }
+
+// TestLearnSceneShadeFix: photos of a roller whose light casts each die's
+// shadow down and to the right, labelled without boxes. The learnt tray
+// finds die and shadow as one region; with no box to learn from, the
+// scene learns to trim the shade (litBox), so that reading and the
+// located training crops centre on the die itself.
+func TestLearnSceneShadeFix(t *testing.T) {
+	scene := newRollerScene(1)
+	scene.shadow = [2]float64{0.25, 0.1}
+	set, decode := rollerSet(scene, 40, 7)
+	for _, f := range set.Files {
+		set.Labels[f][0].Box, set.Labels[f][0].HasBox = image.Rectangle{}, false
+	}
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v, %+v", err, rep)
+	}
+	// The region is 1.25 dice wide and 1.1 high: a fifth of it on the
+	// right and a tenth at the bottom are shade.
+	if f := s.fix; math.Abs(f[0]) > 0.03 || math.Abs(f[1]) > 0.03 || f[2] < 0.14 || f[2] > 0.25 || f[3] < 0.04 || f[3] > 0.14 {
+		t.Errorf("shade a quarter of a die right, a tenth down: fix %v", f)
+	}
+	// Unshaded, the same photos need no fix.
+	scene.shadow = [2]float64{}
+	set, decode = rollerSet(scene, 40, 7)
+	for _, f := range set.Files {
+		set.Labels[f][0].Box, set.Labels[f][0].HasBox = image.Rectangle{}, false
+	}
+	if s, rep, err = LearnScene(set, decode); err != nil || s == nil {
+		t.Fatalf("LearnScene without shade: %v, %+v", err, rep)
+	}
+	if s.fix != ([4]float64{}) {
+		t.Errorf("dice without shade: fix %v, want none", s.fix)
+	}
+}
