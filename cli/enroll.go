@@ -115,6 +115,13 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		opts.Rotation = slantRotation
 		fmt.Fprintf(env.Stdout, "rotation: training crops turned up to %g° either way (--rotation to change)\n", slantRotation)
 	}
+	if opts.Lens != (numeral.Lens{}) {
+		l, err := probeLens(env, samples, opts)
+		if err != nil {
+			return fmt.Errorf("towerd enroll: %w", err)
+		}
+		opts.Lens = l
+	}
 	m, err := numeral.Train(samples, opts)
 	if err != nil {
 		return fmt.Errorf("towerd enroll: %w", err)
@@ -246,6 +253,27 @@ func fitLens(env *Env, scene *vision.Scene, samples []numeral.Sample, on bool) n
 	fmt.Fprintf(env.Stdout, "lens: the camera looks from a slant: the up face lies (%+.2f, %+.2f) die sides from the middle, squashed to %.2f "+
 		"(same face nearest %.3f of %d crops, straight on %.3f; %.0f s)\n", l.DX, l.DY, l.Squash, fit.Score, fit.Crops, fit.Straight, time.Since(start).Seconds())
 	return l
+}
+
+// probeLens settles how far and how steep the fitted lens (opts.Lens)
+// looks by short training runs through it and slants along its way
+// (numeral.ProbeLens), and returns the one the net reads best through.
+func probeLens(env *Env, samples []numeral.Sample, opts numeral.TrainOptions) (numeral.Lens, error) {
+	start := time.Now()
+	cands := numeral.ProbeCandidates(opts.Lens)
+	scores, err := numeral.ProbeLens(samples, cands, numeral.TrainOptions{Seed: opts.Seed, Rotation: opts.Rotation, Context: opts.Context})
+	if err != nil {
+		return numeral.Lens{}, err
+	}
+	best := numeral.PickProbed(scores)
+	var tried []string
+	for i, l := range cands {
+		tried = append(tried, fmt.Sprintf("(%+.2f, %+.2f) %.2f: %.3f", l.DX, l.DY, l.Squash, scores[i]))
+	}
+	l := cands[best]
+	fmt.Fprintf(env.Stdout, "lens: short training runs read held-back crops through %s; using (%+.2f, %+.2f) squashed to %.2f (%.0f s)\n",
+		strings.Join(tried, ", "), l.DX, l.DY, l.Squash, time.Since(start).Seconds())
+	return l, nil
 }
 
 // kindAccuracy is what a kind's reading is judged by: its held-back crops

@@ -150,3 +150,43 @@ func TestLensSavedAndChecked(t *testing.T) {
 		t.Error("Train took a squash of 2")
 	}
 }
+
+// TestProbeLens: short training runs through each candidate lens tell the
+// one that looks at the up face from one that looks the other way, and the
+// candidates run from FitLens's own along its way, upright.
+func TestProbeLens(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var crops []Sample
+	for i := range 60 {
+		n := 1 + i%4
+		crops = append(crops, Sample{Img: slantCrop(n, 2*math.Pi*r.Float64(), 0.55, 56+r.IntN(12), r), Die: "d4", Face: n})
+	}
+	up, down := Lens{DY: -0.3, Squash: 0.55}, Lens{DY: 0.3, Squash: 0.55}
+	scores, err := ProbeLens(crops, []Lens{down, up}, TrainOptions{Arch: toyArch, Seed: 1, Rotation: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("held back through %+v: %.3f, through %+v: %.3f", down, scores[0], up, scores[1])
+	if scores[1] < 0.6 || scores[1] < scores[0]+0.3 {
+		t.Errorf("the lens on the up face read %.3f of the held-back crops, the one below it %.3f", scores[1], scores[0])
+	}
+	if got := PickProbed(scores); got != 1 {
+		t.Errorf("PickProbed(%v) = %d, want 1", scores, got)
+	}
+	// A near tie keeps FitLens's own (the first).
+	if got := PickProbed([]float64{0.5, 0.52, 0.4}); got != 0 {
+		t.Errorf("PickProbed of a near tie = %d, want 0", got)
+	}
+	cands := ProbeCandidates(Lens{DX: -0.05, DY: -0.15, Squash: 0.75})
+	if len(cands) != 4 || cands[0] != (Lens{DX: -0.05, DY: -0.15, Squash: 0.75}) {
+		t.Fatalf("candidates %+v, want the fitted lens and three more", cands)
+	}
+	for i, l := range cands[1:] {
+		if l.DX != 0 || l.DY >= 0 || l.check() != nil || i > 0 && (l.Squash >= cands[i].Squash || l.DY >= cands[i].DY) {
+			t.Errorf("candidate %+v: want straight up, steeper and further than the one before", l)
+		}
+	}
+	if c := ProbeCandidates(Lens{}); len(c) != 1 {
+		t.Errorf("candidates for no lens: %+v", c)
+	}
+}
