@@ -113,20 +113,7 @@ func FitLens(samples []Sample, a Arch, frac float64) LensFit {
 		frac = 0.6
 	}
 	a.Polar = true // the signature is of the polar view, whatever the net
-	var dice []Sample
-	for _, s := range samples {
-		if s.Die != "" {
-			dice = append(dice, s)
-		}
-	}
-	if len(dice) > lensCrops {
-		// Spread through the set: photos come in the order they were taken.
-		picked := make([]Sample, lensCrops)
-		for i := range picked {
-			picked[i] = dice[i*len(dice)/lensCrops]
-		}
-		dice = picked
-	}
+	dice := spreadDice(samples, lensCrops)
 	fit := LensFit{Crops: len(dice)}
 	if len(dice) < MinLensCrops {
 		return fit
@@ -338,19 +325,7 @@ func ProbeCandidates(fit Lens) []Lens {
 // split and start for each, so that the runs differ only in the lens) and
 // returns each one's accuracy on the crops it held back.
 func ProbeLens(samples []Sample, lenses []Lens, opts TrainOptions) ([]float64, error) {
-	var dice []Sample
-	for _, s := range samples {
-		if s.Die != "" {
-			dice = append(dice, s)
-		}
-	}
-	if len(dice) > probeCrops {
-		picked := make([]Sample, probeCrops)
-		for i := range picked {
-			picked[i] = dice[i*len(dice)/probeCrops]
-		}
-		dice = picked
-	}
+	dice := spreadDice(samples, probeCrops)
 	scores := make([]float64, len(lenses))
 	for i, l := range lenses {
 		o := opts
@@ -386,4 +361,23 @@ func PickProbed(scores []float64) int {
 		return 0
 	}
 	return best
+}
+
+// spreadDice returns at most n of the samples that show a die, spread
+// through the set: photos come in the order they were taken.
+func spreadDice(samples []Sample, n int) []Sample {
+	var dice []Sample
+	for _, s := range samples {
+		if s.Die != "" {
+			dice = append(dice, s)
+		}
+	}
+	if len(dice) <= n {
+		return dice
+	}
+	picked := make([]Sample, n)
+	for i := range picked {
+		picked[i] = dice[i*len(dice)/n]
+	}
+	return picked
 }
