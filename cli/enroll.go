@@ -50,14 +50,14 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Exit(2, "towerd enroll: "+err.Error())
 	}
-	scene, err := learnScene(env, set)
+	scene, aloneFix, err := learnScene(env, set)
 	if err != nil {
 		return fmt.Errorf("towerd enroll: %w", err)
 	}
 	dopts := numeral.DatasetOptions{Seed: *seed}
 	var loc *locator
 	if set.Unboxed() > 0 {
-		loc = &locator{scene: scene}
+		loc = &locator{scene: scene, fix: aloneFix}
 		dopts.Locate = loc.locate
 		if scene == nil {
 			// Without a learnt tray, dice are located in each photo alone
@@ -136,6 +136,9 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		}
 		m.SetScene(b)
 	}
+	if aloneFix != ([4]float64{}) {
+		m.SetBoxFix(aloneFix[:])
+	}
 	st := m.Stats()
 	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
 		st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
@@ -178,19 +181,30 @@ const warnAccuracy = 0.95
 // (vision.LearnScene): the empty tray and where dice lie, which reading
 // with the model then uses for photos of that view. nil when the photos
 // do not share one view.
-func learnScene(env *Env, set *dataset.Set) (*vision.Scene, error) {
+// learnScene learns the tray of a set's photos (nil when they share no
+// view or it finds dice worse than each photo alone); without one, it
+// returns the box fix for dice found in each photo alone, when the
+// labelled boxes lie off those found.
+func learnScene(env *Env, set *dataset.Set) (*vision.Scene, [4]float64, error) {
 	s, rep, err := vision.LearnScene(set, decodeImage)
 	if err != nil {
-		return nil, err
+		return nil, [4]float64{}, err
 	}
 	if s == nil {
 		fmt.Fprintf(env.Stdout, "scene: none learnt: %s\n", rep.Why)
-		return nil, nil
+		if f := rep.AloneFix; f != ([4]float64{}) {
+			// A die whose lit faces match the floor is found by its
+			// shaded side, and its shadow joins it: reading looks where
+			// the labelled boxes lay.
+			fmt.Fprintf(env.Stdout, "boxes: dice found in each photo alone lie off their labelled boxes; reading moves their edges in by "+
+				"%.2f left, %.2f top, %.2f right, %.2f bottom of the box (negative: out)\n", f[0], f[1], f[2], f[3])
+		}
+		return nil, rep.AloneFix, nil
 	}
 	fmt.Fprintf(env.Stdout, "scene: the empty tray learnt from %d photos of %dx%d; dice there found with it %d of %d (%d invented), "+
 		"from each photo alone %d (%d invented)\n",
 		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone)
-	return s, nil
+	return s, [4]float64{}, nil
 }
 
 // locator finds dice without a box in enrolment photos (numeral's Locate,
@@ -198,6 +212,7 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, error) {
 // from each photo alone; it keeps what it found for the scene's region.
 type locator struct {
 	scene *vision.Scene // nil: each photo alone
+	fix   [4]float64    // without a scene: vision.SceneReport.AloneFix
 	mu    sync.Mutex
 	found int
 	boxes []image.Rectangle
@@ -208,7 +223,7 @@ func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []imag
 	if l.scene != nil {
 		boxes = l.scene.Locate(img, boxed, n)
 	} else {
-		boxes = vision.LocateAlone(img, boxed, n)
+		boxes = vision.LocateAlone(img, boxed, n, l.fix)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -142,7 +142,9 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 	} else if inView {
 		return r.scene.blobs(c)
 	} else {
-		return findBlobsAlone(c), nil
+		bs := findBlobsAlone(c)
+		fixBoxes(bs, r.aloneFix)
+		return bs, nil
 	}
 	defer bg.Close()
 	return findBlobs(c, bg), nil

@@ -44,6 +44,10 @@ type SceneReport struct {
 	Dice, FoundScene, FoundAlone, InventedScene, InventedAlone int
 	// Why is set when no scene was learnt.
 	Why string
+	// AloneFix is the box fix (see Scene) for dice found in each photo
+	// alone, learnt from the labelled boxes as the scene's is: for a
+	// reader without a learnt tray.
+	AloneFix [4]float64
 }
 
 // Scene learning limits: the photos looked at (spread over the set), the
@@ -224,11 +228,13 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	s.setRegion(s.dice)
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
-	var edges, lit [4][]float64
+	var edges, lit, alone [4][]float64
 	for _, p := range ps {
-		fa, ia := matchBlobs(findBlobsAlone(p.c), p.c.off, p.boxes, p.unboxed, s.Region)
+		found := findBlobsAlone(p.c)
+		boxEdges(&alone, found, p.c.off, p.boxes)
+		fa, ia := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 		mask := diffMask(p.c, bg, true)
-		found := maskBlobs(p.c, mask, nil) // cleans mask in place
+		found = maskBlobs(p.c, mask, nil) // cleans mask in place
 		fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 		boxEdges(&edges, found, p.c.off, p.boxes)
 		if len(p.boxes) == 0 && p.unboxed > 0 {
@@ -240,6 +246,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		rep.FoundScene += fs
 		rep.InventedScene += is
 	}
+	rep.AloneFix = edgeFix(alone)
 	if rep.FoundScene-rep.InventedScene < rep.FoundAlone-rep.InventedAlone {
 		rep.Why = fmt.Sprintf("the learnt tray finds %d of %d dice (%d invented), each photo alone %d (%d invented)",
 			rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone)
@@ -337,26 +344,40 @@ func (s *Scene) blobs(c *colourImg) ([]blob, error) {
 	}
 	defer bg.Close()
 	bs := findBlobs(c, bg)
-	s.fixBoxes(bs)
+	fixBoxes(bs, s.fix)
 	return bs, nil
 }
 
-// fixBoxes moves the edges of the blobs' boxes in by the scene's fix (out
-// where it is negative; a box keeps at least a pixel each way).
-func (s *Scene) fixBoxes(bs []blob) {
-	if s.fix == ([4]float64{}) {
+// fixBoxes moves the edges of the blobs' boxes in by fix (out where it is
+// negative; a box keeps at least a pixel each way).
+func fixBoxes(bs []blob, fix [4]float64) {
+	if fix == ([4]float64{}) {
 		return
 	}
 	for i := range bs {
 		b := &bs[i].box
 		w, h := float64(b.Dx()), float64(b.Dy())
 		r := image.Rect(
-			b.Min.X+int(math.Round(s.fix[0]*w)), b.Min.Y+int(math.Round(s.fix[1]*h)),
-			b.Max.X-int(math.Round(s.fix[2]*w)), b.Max.Y-int(math.Round(s.fix[3]*h)))
+			b.Min.X+int(math.Round(fix[0]*w)), b.Min.Y+int(math.Round(fix[1]*h)),
+			b.Max.X-int(math.Round(fix[2]*w)), b.Max.Y-int(math.Round(fix[3]*h)))
 		if r.Dx() > 0 && r.Dy() > 0 {
 			*b = r
 		}
 	}
+}
+
+// parseFix checks a box fix read from a model file: four edges, none
+// moved more than fixMax.
+func parseFix(v []float64) ([4]float64, error) {
+	if len(v) != 4 {
+		return [4]float64{}, fmt.Errorf("box fix of %d edges, want 4", len(v))
+	}
+	for _, x := range v {
+		if !(math.Abs(x) <= fixMax) {
+			return [4]float64{}, fmt.Errorf("box fix %v beyond %g", v, fixMax)
+		}
+	}
+	return [4]float64(v), nil
 }
 
 // labelledBoxes are the boxes the set's rows give.
@@ -450,14 +471,17 @@ func otherDice(bs []blob, off image.Point, boxes []image.Rectangle) []image.Rect
 }
 
 // LocateAlone finds the boxes of n dice in a photo from the photo alone
-// (no learnt tray), besides the dice at boxed, as Scene.Locate does.
-func LocateAlone(img image.Image, boxed []image.Rectangle, n int) []image.Rectangle {
+// (no learnt tray), besides the dice at boxed, as Scene.Locate does; their
+// boxes moved by fix (SceneReport.AloneFix), as reading moves them.
+func LocateAlone(img image.Image, boxed []image.Rectangle, n int, fix [4]float64) []image.Rectangle {
 	c, err := newColour(img)
 	if err != nil {
 		return nil
 	}
 	defer c.close()
-	found := otherDice(findBlobsAlone(c), c.off, relative(boxed, img.Bounds().Min))
+	bs := findBlobsAlone(c)
+	fixBoxes(bs, fix)
+	found := otherDice(bs, c.off, relative(boxed, img.Bounds().Min))
 	if len(found) != n {
 		return nil
 	}
@@ -487,7 +511,7 @@ func ProbeLocateAlone(set *dataset.Set, decode func(string) (image.Image, error)
 			continue
 		}
 		tried++
-		if LocateAlone(img, nil, len(ls)) != nil {
+		if LocateAlone(img, nil, len(ls), [4]float64{}) != nil {
 			located++
 		}
 	}
@@ -835,15 +859,11 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 	}
 	*s = Scene{Width: f.Width, Height: f.Height, Region: r, side: sideOr(f.Side), cols: f.Cols, rows: f.Rows, ycc: f.YCrCb}
 	if f.BoxFix != nil {
-		if len(f.BoxFix) != 4 {
-			return fmt.Errorf("vision: scene: box fix of %d edges, want 4", len(f.BoxFix))
+		fix, err := parseFix(f.BoxFix)
+		if err != nil {
+			return fmt.Errorf("vision: scene: %w", err)
 		}
-		for _, v := range f.BoxFix {
-			if !(math.Abs(v) <= fixMax) {
-				return fmt.Errorf("vision: scene: box fix %v beyond %g", f.BoxFix, fixMax)
-			}
-		}
-		s.fix = [4]float64(f.BoxFix)
+		s.fix = fix
 	}
 	s.setLayout()
 	return nil

@@ -425,14 +425,14 @@ func TestSceneShowsOnlyItsView(t *testing.T) {
 // box from the photo alone, and never takes a labelled die for it.
 func TestLocateAlone(t *testing.T) {
 	img, truth := render.MustRender(render.RandomScene(11, []rules.Die{rules.D20}, render.Options{}))
-	got := LocateAlone(img, nil, 1)
+	got := LocateAlone(img, nil, 1, [4]float64{})
 	if len(got) != 1 || !centre(got[0]).In(truth[0].Box) {
 		t.Fatalf("located %v, the die is at %v", got, truth[0].Box)
 	}
-	if got := LocateAlone(img, []image.Rectangle{truth[0].Box}, 1); got != nil {
+	if got := LocateAlone(img, []image.Rectangle{truth[0].Box}, 1, [4]float64{}); got != nil {
 		t.Errorf("located %v, the labelled die", got)
 	}
-	if got := LocateAlone(img, nil, 2); got != nil {
+	if got := LocateAlone(img, nil, 2, [4]float64{}); got != nil {
 		t.Errorf("located %v as two dice where one lies", got)
 	}
 }
@@ -732,14 +732,14 @@ func TestEdgeFix(t *testing.T) {
 	}
 	s := &Scene{fix: [4]float64{0, 0.1, 0.1, -0.2}}
 	bs := []blob{{box: image.Rect(100, 100, 200, 150)}}
-	s.fixBoxes(bs)
+	fixBoxes(bs, s.fix)
 	if want := image.Rect(100, 105, 190, 160); bs[0].box != want {
 		t.Errorf("fixed box %v, want %v", bs[0].box, want)
 	}
 	// A box the fix would close keeps its size.
 	s = &Scene{fix: [4]float64{0.25, 0, 0.25, 0}}
 	bs = []blob{{box: image.Rect(10, 10, 12, 12)}}
-	if s.fixBoxes(bs); bs[0].box != image.Rect(10, 10, 12, 12) {
+	if fixBoxes(bs, s.fix); bs[0].box != image.Rect(10, 10, 12, 12) {
 		t.Errorf("a two-pixel box became %v", bs[0].box)
 	}
 }
@@ -776,5 +776,79 @@ func TestLearnSceneShadeFix(t *testing.T) {
 	}
 	if s.fix != ([4]float64{}) {
 		t.Errorf("dice without shade: fix %v, want none", s.fix)
+	}
+}
+
+// boxFixModel is a fixed classifier carrying a box fix for dice found
+// alone, as an enrolled model without a learnt tray does.
+type aloneFixClassifier struct {
+	fixedClassifier
+	fix []float64
+}
+
+func (a aloneFixClassifier) BoxFix() []float64 { return a.fix }
+
+// TestAloneBoxFix: where the dice found in each photo alone lie off their
+// labelled boxes (here the labels end a fifth of a die short on the
+// right), LearnScene reports the fix; a reader whose model carries it
+// moves the boxes it finds in a photo alone by it, as LocateAlone does for
+// enrolment; a model's fix beyond a quarter of a box is refused.
+func TestAloneBoxFix(t *testing.T) {
+	scenes, err := render.DatasetScenes(render.DatasetOptions{Photos: 30, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 2, OneTray: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
+	photos := map[string]image.Image{}
+	for i, sc := range scenes {
+		img, truth := render.MustRender(sc)
+		f := fmt.Sprintf("p%03d.png", i)
+		set.Files = append(set.Files, f)
+		photos[set.Path(f)] = img
+		for _, tr := range truth {
+			b := tr.Box
+			b.Max.X -= b.Dx() / 5
+			set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: "d20", Face: tr.Face, Box: b, HasBox: true})
+		}
+	}
+	_, rep, err := LearnScene(set, func(p string) (image.Image, error) { return photos[p], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.AloneFix; math.Abs(f[0]) > 0.03 || math.Abs(f[1]) > 0.03 || math.Abs(f[3]) > 0.03 || f[2] < 0.12 || f[2] > 0.25 {
+		t.Errorf("labels a fifth short on the right: fix for dice found alone %v", f)
+	}
+
+	img, truth := render.MustRender(render.RandomScene(11, []rules.Die{rules.D20}, render.Options{}))
+	plain, err := NewReader(Options{Model: fixedClassifier{"d20", 11, 0.99}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := []float64{0, 0.1, 0.2, 0}
+	moved, err := NewReader(Options{Model: aloneFixClassifier{fixedClassifier{"d20", 11, 0.99}, fix}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := plain.Read(img)
+	if err != nil || len(a) != 1 {
+		t.Fatalf("read %+v, %v; want the one die", a, err)
+	}
+	b, err := moved.Read(img)
+	if err != nil || len(b) != 1 {
+		t.Fatalf("read with the fix %+v, %v; want the one die", b, err)
+	}
+	w, h := float64(a[0].Box.Dx()), float64(a[0].Box.Dy())
+	want := image.Rect(a[0].Box.Min.X, a[0].Box.Min.Y+int(math.Round(0.1*h)), a[0].Box.Max.X-int(math.Round(0.2*w)), a[0].Box.Max.Y)
+	if b[0].Box != want {
+		t.Errorf("box %v with the fix, want %v (%v without)", b[0].Box, want, a[0].Box)
+	}
+	if got := LocateAlone(img, nil, 1, [4]float64(fix)); len(got) != 1 || !centre(got[0]).In(truth[0].Box) ||
+		got[0].Dx() >= LocateAlone(img, nil, 1, [4]float64{})[0].Dx() {
+		t.Errorf("located with the fix %v, without %v", got, LocateAlone(img, nil, 1, [4]float64{}))
+	}
+	for _, bad := range [][]float64{{0, 0, 0.3, 0}, {0.1, 0.1}, {math.NaN(), 0, 0, 0}} {
+		if _, err := NewReader(Options{Model: aloneFixClassifier{fixedClassifier{"d20", 11, 0.99}, bad}}); err == nil || !strings.Contains(err.Error(), "box fix") {
+			t.Errorf("a box fix of %v: %v", bad, err)
+		}
 	}
 }

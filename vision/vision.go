@@ -80,6 +80,9 @@ type Reader struct {
 	opts    Options
 	allowed map[string]bool
 	scene   *Scene // learnt with the model; used without a Background
+	// aloneFix moves the boxes of dice found in a photo alone (the
+	// model's BoxFix, learnt when no tray was).
+	aloneFix [4]float64
 	// inView reads photos of the scene's view when no kinds were given:
 	// only the kinds enrolled from that view's photos, where every die
 	// was labelled, are looked for (nil: r itself).
@@ -93,6 +96,12 @@ type Reader struct {
 // camera's view (*numeral.Model does).
 type sceneModel interface {
 	Scene() json.RawMessage
+}
+
+// boxFixModel is a classifier that carries a box fix for dice found in a
+// photo alone (*numeral.Model does).
+type boxFixModel interface {
+	BoxFix() []float64
 }
 
 // NewReader checks opts and returns a Reader.
@@ -117,6 +126,13 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 		opts.MinConfidence = DefaultMinConfidence
 	}
 	r := &Reader{opts: opts, scene: scene}
+	if bm, ok := opts.Model.(boxFixModel); ok && bm.BoxFix() != nil {
+		fix, err := parseFix(bm.BoxFix())
+		if err != nil {
+			return nil, fmt.Errorf("vision: the model's %w", err)
+		}
+		r.aloneFix = fix
+	}
 	if len(opts.AllowedKinds) > 0 {
 		r.allowed = map[string]bool{}
 		for _, k := range opts.AllowedKinds {

@@ -48,6 +48,11 @@ type fileModel struct {
 	// Lens is where a slanted camera sees the up face; absent for a
 	// camera looking straight down.
 	Lens *Lens `json:"lens,omitempty"`
+	// BoxFix moves the boxes of dice found without a learnt tray (see
+	// Model.BoxFix); absent: none. A towerd before it reads without it:
+	// more dice unread or wrong where the detector's boxes lie off the
+	// labelled ones, as it always did.
+	BoxFix []float64 `json:"box_fix,omitempty"`
 }
 
 // fileVersion is the model file version an Arch needs.
@@ -66,7 +71,7 @@ func (m *Model) Save(path string) error {
 	}
 	f := fileModel{
 		Format: fileFormat, Version: m.arch.fileVersion(), Arch: m.arch, View: m.view,
-		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene,
+		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene, BoxFix: m.boxFix,
 	}
 	if !m.lens.straight() {
 		l := m.lens
@@ -183,6 +188,6 @@ func decode(data []byte) (*Model, error) {
 	}
 	return &Model{
 		arch: f.Arch, net: nt, params: p, classes: slices.Clip(f.Classes),
-		view: f.View, lens: lens, temp: f.Temperature, stats: f.Stats, scene: f.Scene,
+		view: f.View, lens: lens, temp: f.Temperature, stats: f.Stats, scene: f.Scene, boxFix: f.BoxFix,
 	}, nil
 }

@@ -55,6 +55,7 @@ type Model struct {
 	temp    float64 // softmax temperature from calibration
 	stats   Stats
 	scene   json.RawMessage // see fileModel.Scene
+	boxFix  []float64       // see fileModel.BoxFix
 	works   sync.Pool
 }
 
@@ -123,6 +124,15 @@ func (m *Model) Scene() json.RawMessage { return m.scene }
 
 // SetScene stores a scene encoded by package vision, written with the model.
 func (m *Model) SetScene(s json.RawMessage) { m.scene = s }
+
+// BoxFix is how package vision moves the boxes of dice it finds in a photo
+// alone (no learnt tray) to where the enrolment's labelled boxes lay: nil
+// for none; vision checks it.
+func (m *Model) BoxFix() []float64 { return m.boxFix }
+
+// SetBoxFix stores a box fix (left, top, right, bottom), written with the
+// model.
+func (m *Model) SetBoxFix(f []float64) { m.boxFix = f }
 
 // maxSide is the side to which crops are shrunk before sampling: twice the
 // net's input across the die's view, so the shrink is cheap and the

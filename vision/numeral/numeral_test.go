@@ -170,6 +170,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	// The scene is vision's; the model carries it as it is.
 	scene := json.RawMessage(`{"width":640,"height":480}`)
 	m.SetScene(scene)
+	m.SetBoxFix([]float64{-0.05, 0, 0.12, 0.04}) // vision's too
 	path := filepath.Join(t.TempDir(), "dice.model")
 	if err := m.Save(path); err != nil {
 		t.Fatal(err)
@@ -183,6 +184,9 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(m2.Scene(), scene) {
 		t.Errorf("scene %s after loading, want %s", m2.Scene(), scene)
+	}
+	if !slices.Equal(m2.BoxFix(), m.BoxFix()) {
+		t.Errorf("box fix %v after loading, want %v", m2.BoxFix(), m.BoxFix())
 	}
 	if !slices.Equal(m.Kinds(), m2.Kinds()) || m2.Stats().Samples != m.Stats().Samples {
 		t.Fatalf("loaded kinds %v stats %+v", m2.Kinds(), m2.Stats())
