@@ -180,11 +180,9 @@ const warnAccuracy = 0.95
 // learnScene learns what the dataset's photos show of one camera's view
 // (vision.LearnScene): the empty tray and where dice lie, which reading
 // with the model then uses for photos of that view. nil when the photos
-// do not share one view.
-// learnScene learns the tray of a set's photos (nil when they share no
-// view or it finds dice worse than each photo alone); without one, it
-// returns the box fix for dice found in each photo alone, when the
-// labelled boxes lie off those found.
+// do not share one view or the tray finds dice worse than each photo
+// alone; then it returns the box fix for dice found alone instead (zero
+// when their boxes lie where the labelled ones do, or none are labelled).
 func learnScene(env *Env, set *dataset.Set) (*vision.Scene, [4]float64, error) {
 	s, rep, err := vision.LearnScene(set, decodeImage)
 	if err != nil {
