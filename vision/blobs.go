@@ -725,9 +725,10 @@ func (tv *trayView) unshade(m gocv.Mat, rect image.Rectangle) bool {
 
 // litBox is the box (photo pixels) of blob b, found in mask against bg,
 // without its shade: of the region's pixels, those that may be the tray
-// in shade (shaded) are dropped, and the largest part left is boxed. It reports false when that part holds less than
-// litMinShare of the region (a die of the tray's tint, darker than it,
-// is mostly "shade": its box is no better for the trimming).
+// in shade (shaded) are dropped, and the largest part left is boxed. It
+// reports false when that part holds less than litMinShare of the region
+// (a die of the tray's tint, darker than it, is mostly "shade": its box
+// is no better for the trimming).
 func (c *colourImg) litBox(mask []uint8, bg gocv.Mat, b blob) (image.Rectangle, bool) {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	d, err := c.mat.DataPtrUint8()
