@@ -765,6 +765,27 @@ func TestLearnSceneShadeFix(t *testing.T) {
 	if f := s.fix; math.Abs(f[0]) > 0.03 || math.Abs(f[1]) > 0.03 || f[2] < 0.14 || f[2] > 0.25 || f[3] < 0.04 || f[3] > 0.14 {
 		t.Errorf("shade a quarter of a die right, a tenth down: fix %v", f)
 	}
+	// Each die is then boxed without its shade, where it lies.
+	if !s.trim {
+		t.Fatal("dice casting shade without labelled boxes: no trimming learnt")
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Scene
+	if err := json.Unmarshal(b, &back); err != nil || !back.trim || back.fix != s.fix {
+		t.Fatalf("after a round trip through JSON: trim %v fix %v (%v)", back.trim, back.fix, err)
+	}
+	test, decodeTest := rollerSet(scene, 8, 9)
+	for _, f := range test.Files {
+		img, _ := decodeTest(test.Path(f))
+		want := test.Labels[f][0].Box
+		got := back.Locate(img, nil, 1)
+		if len(got) != 1 || iou(got[0], want) < 0.85 {
+			t.Errorf("%s: located %v, the die is at %v", f, got, want)
+		}
+	}
 	// Unshaded, the same photos need no fix.
 	scene.shadow = [2]float64{}
 	set, decode = rollerSet(scene, 40, 7)
@@ -774,8 +795,8 @@ func TestLearnSceneShadeFix(t *testing.T) {
 	if s, rep, err = LearnScene(set, decode); err != nil || s == nil {
 		t.Fatalf("LearnScene without shade: %v, %+v", err, rep)
 	}
-	if s.fix != ([4]float64{}) {
-		t.Errorf("dice without shade: fix %v, want none", s.fix)
+	if s.fix != ([4]float64{}) || s.trim {
+		t.Errorf("dice without shade: fix %v trim %v, want none", s.fix, s.trim)
 	}
 }
 
