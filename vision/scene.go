@@ -359,14 +359,40 @@ func (s *Scene) blobs(c *colourImg) ([]blob, error) {
 		return bs, nil
 	}
 	for i := range bs {
-		if lb, ok := c.litBox(mask, bg, bs[i]); ok && bs[i].dieLike() {
-			bs[i].box = lb
-		} else {
+		lb, ok := c.litBox(mask, bg, bs[i])
+		if !ok || !bs[i].dieLike() {
 			fixBoxes(bs[i:i+1], s.fix)
+			continue
 		}
+		fixBoxes(bs[i:i+1], trimFix(bs[i].box, lb, s.fix))
 	}
 	return bs, nil
 }
+
+// trimFix is the fix that moves found box b to lb, its die without shade,
+// each edge by at least trimLow and at most trimHigh times the median fix:
+// a dark die's own facets, of the tray's tint, pass for shade too, by how
+// much varies with its turn.
+func trimFix(b, lb image.Rectangle, fix [4]float64) [4]float64 {
+	w, h := float64(b.Dx()), float64(b.Dy())
+	var f [4]float64
+	for e, t := range [4]float64{float64(lb.Min.X-b.Min.X) / w, float64(lb.Min.Y-b.Min.Y) / h,
+		float64(b.Max.X-lb.Max.X) / w, float64(b.Max.Y-lb.Max.Y) / h} {
+		lo, hi := trimLow*fix[e], trimHigh*fix[e]
+		if lo > hi { // an edge moved out
+			lo, hi = hi, lo
+		}
+		f[e] = min(max(t, lo), hi)
+	}
+	return f
+}
+
+// trimLow and trimHigh bound how far trimming moves an edge, in shares of
+// the median fix.
+const (
+	trimLow  = 0.5
+	trimHigh = 1.5
+)
 
 // fixBoxes moves the edges of the blobs' boxes in by fix (out where it is
 // negative; a box keeps at least a pixel each way).

@@ -873,3 +873,26 @@ func TestAloneBoxFix(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimFix: trimming moves each edge by what the die's shade takes,
+// within half and one and a half times the median fix.
+func TestTrimFix(t *testing.T) {
+	b := image.Rect(0, 0, 100, 100)
+	for _, tc := range []struct {
+		lit      image.Rectangle
+		fix, out [4]float64
+	}{
+		{image.Rect(0, 0, 80, 95), [4]float64{0, 0, 0.2, 0.04}, [4]float64{0, 0, 0.2, 0.05}},
+		{image.Rect(0, 0, 60, 100), [4]float64{0, 0, 0.2, 0.04}, [4]float64{0, 0, 0.3, 0.02}},
+		{image.Rect(10, 0, 95, 100), [4]float64{0, 0, 0.2, 0}, [4]float64{0, 0, 0.1, 0}},
+		{image.Rect(0, 0, 100, 100), [4]float64{-0.1, 0, 0, 0}, [4]float64{-0.05, 0, 0, 0}},
+	} {
+		got := trimFix(b, tc.lit, tc.fix)
+		for e := range got {
+			if math.Abs(got[e]-tc.out[e]) > 1e-9 {
+				t.Errorf("trimFix(%v, %v, %v) = %v, want %v", b, tc.lit, tc.fix, got, tc.out)
+				break
+			}
+		}
+	}
+}
