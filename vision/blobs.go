@@ -320,7 +320,15 @@ const (
 // findBlobs returns the regions of c that differ from bg (same size), a
 // tray photographed or learnt under other light.
 func findBlobs(c *colourImg, bg gocv.Mat) []blob {
-	return maskBlobs(c, diffMask(c, bg, true), nil)
+	bs, _ := findBlobsMask(c, bg)
+	return bs
+}
+
+// findBlobsMask is findBlobs, also returning the cleaned mask the regions
+// were found in (for litBox).
+func findBlobsMask(c *colourImg, bg gocv.Mat) ([]blob, []uint8) {
+	mask := diffMask(c, bg, true)
+	return maskBlobs(c, mask, nil), mask // maskBlobs cleans mask in place
 }
 
 // findBlobsAlone returns the regions of c that differ from the tray,

@@ -237,11 +237,10 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// photo alone does.
 	var edges, lit, alone [4][]float64
 	for _, p := range ps {
-		found := findBlobsAlone(p.c)
-		boxEdges(&alone, found, p.c.off, p.boxes)
-		fa, ia := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
-		mask := diffMask(p.c, bg, true)
-		found = maskBlobs(p.c, mask, nil) // cleans mask in place
+		lone := findBlobsAlone(p.c)
+		boxEdges(&alone, lone, p.c.off, p.boxes)
+		fa, ia := matchBlobs(lone, p.c.off, p.boxes, p.unboxed, s.Region)
+		found, mask := findBlobsMask(p.c, bg)
 		fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 		boxEdges(&edges, found, p.c.off, p.boxes)
 		if len(p.boxes) == 0 && p.unboxed > 0 {
@@ -352,19 +351,19 @@ func (s *Scene) blobs(c *colourImg) ([]blob, error) {
 		return nil, err
 	}
 	defer bg.Close()
-	mask := diffMask(c, bg, true)
-	bs := maskBlobs(c, mask, nil) // cleans mask in place
+	bs, mask := findBlobsMask(c, bg)
 	if !s.trim {
 		fixBoxes(bs, s.fix)
 		return bs, nil
 	}
 	for i := range bs {
-		lb, ok := c.litBox(mask, bg, bs[i])
-		if !ok || !bs[i].dieLike() {
-			fixBoxes(bs[i:i+1], s.fix)
-			continue
+		fix := s.fix
+		if bs[i].dieLike() {
+			if lb, ok := c.litBox(mask, bg, bs[i]); ok {
+				fix = trimFix(bs[i].box, lb, s.fix)
+			}
 		}
-		fixBoxes(bs[i:i+1], trimFix(bs[i].box, lb, s.fix))
+		fixBoxes(bs[i:i+1], fix)
 	}
 	return bs, nil
 }
