@@ -76,16 +76,20 @@ func (s *rollerScene) photo(sp dieSprite, r *rand.Rand, side float64) (*image.RG
 			o := img.PixOffset(x, y)
 			return image.Pt(x, y).In(img.Rect) && !slices.Equal(img.Pix[o:o+3], s.tray.Pix[o:o+3])
 		}
+		// Where the shadow falls is found first: a pixel already dimmed
+		// would pass for the die and cast shadow again.
+		var shade []int
 		sh := box.Add(image.Pt(dx, dy)).Intersect(img.Rect)
 		for y := sh.Min.Y; y < sh.Max.Y; y++ {
 			for x := sh.Min.X; x < sh.Max.X; x++ {
-				if die(x, y) || !die(x-dx, y-dy) {
-					continue
+				if !die(x, y) && die(x-dx, y-dy) {
+					shade = append(shade, img.PixOffset(x, y))
 				}
-				o := img.PixOffset(x, y)
-				for k := range 3 {
-					img.Pix[o+k] = uint8(float64(img.Pix[o+k]) * 0.6)
-				}
+			}
+		}
+		for _, o := range shade {
+			for k := range 3 {
+				img.Pix[o+k] = uint8(float64(img.Pix[o+k]) * 0.6)
 			}
 		}
 	}
