@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"image"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,8 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return Exit(2, "towerd enroll: "+err.Error())
 	}
-	scene, aloneFix, err := learnScene(env, set)
+	scene, rep, err := learnScene(env, set)
+	aloneFix := rep.AloneFix
 	if err != nil {
 		return fmt.Errorf("towerd enroll: %w", err)
 	}
@@ -139,6 +141,13 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	if aloneFix != ([4]float64{}) {
 		m.SetBoxFix(aloneFix[:])
 	}
+	if rep.Sizes != nil {
+		b, err := json.Marshal(rep.Sizes)
+		if err != nil {
+			return fmt.Errorf("towerd enroll: %w", err)
+		}
+		m.SetSizes(b)
+	}
 	st := m.Stats()
 	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
 		st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
@@ -179,14 +188,25 @@ const warnAccuracy = 0.95
 
 // learnScene learns what the dataset's photos show of one camera's view
 // (vision.LearnScene): the empty tray and where dice lie, which reading
-// with the model then uses for photos of that view. nil when the photos
-// do not share one view or the tray finds dice worse than each photo
-// alone; then it returns the box fix for dice found alone instead (zero
-// when their boxes lie where the labelled ones do, or none are labelled).
-func learnScene(env *Env, set *dataset.Set) (*vision.Scene, [4]float64, error) {
+// with the model then uses for photos of that view. The scene is nil when
+// the photos do not share one view or the tray finds dice worse than each
+// photo alone; the report then holds the box fix for dice found alone
+// (zero when their boxes lie where the labelled ones do, or none are
+// labelled). Its Sizes, when the photos share a view, are how large the
+// labelled dice lie in it.
+func learnScene(env *Env, set *dataset.Set) (*vision.Scene, vision.SceneReport, error) {
 	s, rep, err := vision.LearnScene(set, decodeImage)
 	if err != nil {
-		return nil, [4]float64{}, err
+		return nil, rep, err
+	}
+	if rep.Sizes != nil {
+		var ks []string
+		for k, r := range rep.Sizes.Kinds {
+			ks = append(ks, fmt.Sprintf("%s %d–%d x %d–%d", k, r.W[0], r.W[1], r.H[0], r.H[1]))
+		}
+		slices.Sort(ks)
+		fmt.Fprintf(env.Stdout, "sizes: labelled dice in the %dx%d view lie %s px; a face read through a box well outside is left unread\n",
+			rep.Sizes.Width, rep.Sizes.Height, strings.Join(ks, ", "))
 	}
 	if s == nil {
 		fmt.Fprintf(env.Stdout, "scene: none learnt: %s\n", rep.Why)
@@ -197,12 +217,12 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, [4]float64, error) {
 			fmt.Fprintf(env.Stdout, "boxes: dice found in each photo alone lie off their labelled boxes; reading moves their edges in by "+
 				"%.2f left, %.2f top, %.2f right, %.2f bottom of the box (negative: out)\n", f[0], f[1], f[2], f[3])
 		}
-		return nil, rep.AloneFix, nil
+		return nil, rep, nil
 	}
 	fmt.Fprintf(env.Stdout, "scene: the empty tray learnt from %d photos of %dx%d; dice there found with it %d of %d (%d invented), "+
 		"from each photo alone %d (%d invented)\n",
 		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone)
-	return s, [4]float64{}, nil
+	return s, rep, nil
 }
 
 // locator finds dice without a box in enrolment photos (numeral's Locate,

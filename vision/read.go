@@ -247,6 +247,14 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				if conf >= r.opts.MinConfidence && !d.Cocked {
 					d.Face = intp(f)
 				}
+				if d.Face != nil && !r.sizes.fits(img.Bounds(), kind, b.box) {
+					// The region is not the size of this kind's dice in
+					// the camera's view: only part of the die (a light
+					// die's shaded side) was found, and the face read
+					// through it is a guess (the ivory stand-in: 5 of 7
+					// wrong faces).
+					d.unread()
+				}
 			}
 			if d.Face != nil && r.opts.TopDown && leansNumbered(img, d.Kind, b) {
 				d.Cocked = true

@@ -55,6 +55,10 @@ type SceneReport struct {
 	// alone, learnt from the labelled boxes as the scene's is: for a
 	// reader without a learnt tray.
 	AloneFix [4]float64
+	// Sizes is how large each kind of die lies in the view, from the
+	// labelled boxes; nil when the photos do not share one view or too
+	// few boxes are labelled.
+	Sizes *ViewSizes
 }
 
 // Scene learning limits: the photos looked at (spread over the set), the
@@ -228,6 +232,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 			100*med, 100*sceneSteady)
 		return nil, rep, nil
 	}
+	rep.Sizes = learnSizes(set, size)
 	// Where dice lay: every labelled box, not only the photos looked at
 	// (the set's photos are taken to be of one size, as those looked at
 	// are, nine in ten).

@@ -71,6 +71,29 @@ func rollerSetSized(scene *rollerScene, n int, seed uint64, side float64) (*data
 	}
 }
 
+// oneTraySet renders photos of one tray with one or two d20 each, in
+// memory: a dataset whose boxes are label of each die's true box, and the
+// decode that returns its photos.
+func oneTraySet(t *testing.T, photos int, label func(image.Rectangle) image.Rectangle) (*dataset.Set, func(string) (image.Image, error)) {
+	t.Helper()
+	scenes, err := render.DatasetScenes(render.DatasetOptions{Photos: photos, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 2, OneTray: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
+	imgs := map[string]image.Image{}
+	for i, sc := range scenes {
+		img, truth := render.MustRender(sc)
+		f := fmt.Sprintf("p%03d.png", i)
+		set.Files = append(set.Files, f)
+		imgs[set.Path(f)] = img
+		for _, tr := range truth {
+			set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: "d20", Face: tr.Face, Box: label(tr.Box), HasBox: true})
+		}
+	}
+	return set, func(p string) (image.Image, error) { return imgs[p], nil }
+}
+
 // sceneClassifier is a fixed classifier carrying a learnt scene, as an
 // enrolled model does.
 type sceneClassifier struct {
@@ -815,24 +838,11 @@ func (a aloneFixClassifier) BoxFix() []float64 { return a.fix }
 // moves the boxes it finds in a photo alone by it, as LocateAlone does for
 // enrolment; a model's fix beyond a quarter of a box is refused.
 func TestAloneBoxFix(t *testing.T) {
-	scenes, err := render.DatasetScenes(render.DatasetOptions{Photos: 30, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 2, OneTray: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
-	photos := map[string]image.Image{}
-	for i, sc := range scenes {
-		img, truth := render.MustRender(sc)
-		f := fmt.Sprintf("p%03d.png", i)
-		set.Files = append(set.Files, f)
-		photos[set.Path(f)] = img
-		for _, tr := range truth {
-			b := tr.Box
-			b.Max.X -= b.Dx() / 5
-			set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: "d20", Face: tr.Face, Box: b, HasBox: true})
-		}
-	}
-	_, rep, err := LearnScene(set, func(p string) (image.Image, error) { return photos[p], nil })
+	set, decode := oneTraySet(t, 30, func(b image.Rectangle) image.Rectangle {
+		b.Max.X -= b.Dx() / 5
+		return b
+	})
+	_, rep, err := LearnScene(set, decode)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,9 @@ type Reader struct {
 	// aloneFix moves the boxes of dice found in a photo alone (the
 	// model's BoxFix, learnt when no tray was).
 	aloneFix [4]float64
+	// sizes is how large the model's dice lie in its camera's view (the
+	// model's Sizes); nil: unknown.
+	sizes *ViewSizes
 	// inView reads photos of the scene's view when no kinds were given:
 	// only the kinds enrolled from that view's photos, where every die
 	// was labelled, are looked for (nil: r itself).
@@ -102,6 +105,12 @@ type sceneModel interface {
 // photo alone (*numeral.Model does).
 type boxFixModel interface {
 	BoxFix() []float64
+}
+
+// sizesModel is a classifier that carries how large its dice lie in the
+// camera's view (*numeral.Model does).
+type sizesModel interface {
+	Sizes() json.RawMessage
 }
 
 // NewReader checks opts and returns a Reader.
@@ -133,6 +142,13 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 		}
 		r.aloneFix = fix
 	}
+	if sm, ok := opts.Model.(sizesModel); ok && len(sm.Sizes()) > 0 && string(sm.Sizes()) != "null" {
+		v, err := parseSizes(sm.Sizes())
+		if err != nil {
+			return nil, fmt.Errorf("vision: the model's %w", err)
+		}
+		r.sizes = v
+	}
 	if len(opts.AllowedKinds) > 0 {
 		r.allowed = map[string]bool{}
 		for _, k := range opts.AllowedKinds {
@@ -143,11 +159,14 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 			r.allowed[k] = true
 		}
 	}
-	if km, ok := opts.Model.(interface{ Kinds() []string }); ok && len(km.Kinds()) > 0 && scene != nil && opts.Background == nil && r.allowed == nil {
+	if km, ok := opts.Model.(interface{ Kinds() []string }); ok && len(km.Kinds()) > 0 && (scene != nil || r.sizes != nil) &&
+		opts.Background == nil && r.allowed == nil {
 		// A pip d6 in the view would have been labelled and enrolled; a
 		// set without d6 gets no pip dice there (the pip counter took the
 		// round marks of a d20's numerals for the lone pip of a 1), but a
 		// face of several pips still leaves its die unread (pipGuard).
+		// Without a learnt tray the view is known only by its photos'
+		// size (sizes).
 		o := opts
 		o.AllowedKinds = km.Kinds()
 		var err error
@@ -240,6 +259,9 @@ func (r *Reader) needsPips() bool { return r.allows("d6") || r.pipGuard }
 // returns the reader for it: inView, when there is one, for a photo of
 // that view.
 func (r *Reader) forPhoto(img image.Image) (*Reader, bool) {
+	if img != nil && r.scene == nil && r.inView != nil && r.sizes.shows(img.Bounds()) {
+		return r.inView, false
+	}
 	if img == nil || r.scene == nil || r.opts.Background != nil || !r.scene.shows(img) {
 		return r, false
 	}

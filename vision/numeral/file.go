@@ -53,6 +53,11 @@ type fileModel struct {
 	// more dice unread or wrong where the detector's boxes lie off the
 	// labelled ones, as it always did.
 	BoxFix []float64 `json:"box_fix,omitempty"`
+	// Sizes is how large each kind of die lies in the camera's view, as
+	// encoded by package vision (vision.ViewSizes), carried as it is;
+	// absent when the photos did not share one view. A towerd before it
+	// answers faces read through boxes that hold only part of a die.
+	Sizes json.RawMessage `json:"sizes,omitempty"`
 }
 
 // fileVersion is the model file version an Arch needs.
@@ -71,7 +76,7 @@ func (m *Model) Save(path string) error {
 	}
 	f := fileModel{
 		Format: fileFormat, Version: m.arch.fileVersion(), Arch: m.arch, View: m.view,
-		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene, BoxFix: m.boxFix,
+		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene, BoxFix: m.boxFix, Sizes: m.sizes,
 	}
 	if !m.lens.straight() {
 		l := m.lens
@@ -188,6 +193,6 @@ func decode(data []byte) (*Model, error) {
 	}
 	return &Model{
 		arch: f.Arch, net: nt, params: p, classes: slices.Clip(f.Classes),
-		view: f.View, lens: lens, temp: f.Temperature, stats: f.Stats, scene: f.Scene, boxFix: f.BoxFix,
+		view: f.View, lens: lens, temp: f.Temperature, stats: f.Stats, scene: f.Scene, boxFix: f.BoxFix, sizes: f.Sizes,
 	}, nil
 }

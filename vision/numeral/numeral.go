@@ -56,6 +56,7 @@ type Model struct {
 	stats   Stats
 	scene   json.RawMessage // see fileModel.Scene
 	boxFix  []float64       // see fileModel.BoxFix
+	sizes   json.RawMessage // see fileModel.Sizes
 	works   sync.Pool
 }
 
@@ -133,6 +134,15 @@ func (m *Model) BoxFix() []float64 { return m.boxFix }
 // SetBoxFix stores a box fix (left, top, right, bottom), written with the
 // model.
 func (m *Model) SetBoxFix(f []float64) { m.boxFix = f }
+
+// Sizes is how large each kind of die lies in the camera's view, as
+// encoded by package vision (nil when not learnt). The model only carries
+// it.
+func (m *Model) Sizes() json.RawMessage { return m.sizes }
+
+// SetSizes stores die sizes encoded by package vision, written with the
+// model.
+func (m *Model) SetSizes(s json.RawMessage) { m.sizes = s }
 
 // maxSide is the side to which crops are shrunk before sampling: twice the
 // net's input across the die's view, so the shrink is cheap and the

@@ -171,6 +171,8 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	scene := json.RawMessage(`{"width":640,"height":480}`)
 	m.SetScene(scene)
 	m.SetBoxFix([]float64{-0.05, 0, 0.12, 0.04}) // vision's too
+	sizes := json.RawMessage(`{"width":640,"height":480,"kinds":{"d20":{"w":[44,78],"h":[43,77]}}}`)
+	m.SetSizes(sizes)
 	path := filepath.Join(t.TempDir(), "dice.model")
 	if err := m.Save(path); err != nil {
 		t.Fatal(err)
@@ -187,6 +189,9 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if !slices.Equal(m2.BoxFix(), m.BoxFix()) {
 		t.Errorf("box fix %v after loading, want %v", m2.BoxFix(), m.BoxFix())
+	}
+	if !bytes.Equal(m2.Sizes(), sizes) {
+		t.Errorf("sizes %s after loading, want %s", m2.Sizes(), sizes)
 	}
 	if !slices.Equal(m.Kinds(), m2.Kinds()) || m2.Stats().Samples != m.Stats().Samples {
 		t.Fatalf("loaded kinds %v stats %+v", m2.Kinds(), m2.Stats())

@@ -1,0 +1,105 @@
+package vision
+
+import (
+	"encoding/json"
+	"fmt"
+	"image"
+	"slices"
+
+	"github.com/towerd/towerd/vision/dataset"
+)
+
+// ViewSizes is how large each kind of die lies in one camera's view, from
+// the enrolment's labelled boxes. A die found in a photo of that view
+// whose box is well outside its kind's range is only part of a die (its
+// shaded side, the lit half of a light die on a light floor) or more than
+// one: the face read through such a box is a guess, and is left unread.
+type ViewSizes struct {
+	Width  int                  `json:"width"`
+	Height int                  `json:"height"`
+	Kinds  map[string]SizeRange `json:"kinds"`
+}
+
+// SizeRange is the least and greatest width and height of a kind's boxes,
+// in photo pixels.
+type SizeRange struct {
+	W [2]int `json:"w"`
+	H [2]int `json:"h"`
+}
+
+// Size limits: the labelled boxes of a kind it takes to know its range,
+// and how far beyond the range a box may lie (boxes found at reading are
+// not labelled ones; on the stand-in sets none of the right readings lay
+// beyond a tenth).
+const (
+	sizeMinDice = 30
+	sizeSlack   = 0.9
+)
+
+// learnSizes returns the size ranges of the set's labelled boxes, per kind
+// with enough of them, for photos of size (nil when no kind has enough).
+func learnSizes(set *dataset.Set, size image.Point) *ViewSizes {
+	ws, hs := map[string][]int{}, map[string][]int{}
+	for _, f := range set.Files {
+		for _, l := range set.Labels[f] {
+			if l.HasBox {
+				ws[l.Die] = append(ws[l.Die], l.Box.Dx())
+				hs[l.Die] = append(hs[l.Die], l.Box.Dy())
+			}
+		}
+	}
+	v := &ViewSizes{Width: size.X, Height: size.Y, Kinds: map[string]SizeRange{}}
+	for k, w := range ws {
+		if len(w) < sizeMinDice {
+			continue
+		}
+		h := hs[k]
+		v.Kinds[k] = SizeRange{[2]int{slices.Min(w), slices.Max(w)}, [2]int{slices.Min(h), slices.Max(h)}}
+	}
+	if len(v.Kinds) == 0 {
+		return nil
+	}
+	return v
+}
+
+// parseSizes decodes and checks a model's sizes.
+func parseSizes(b json.RawMessage) (*ViewSizes, error) {
+	var v ViewSizes
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("sizes: %w", err)
+	}
+	if v.Width <= 0 || v.Height <= 0 {
+		return nil, fmt.Errorf("sizes: photo %dx%d", v.Width, v.Height)
+	}
+	for k, r := range v.Kinds {
+		if !slices.Contains(Kinds, k) {
+			return nil, fmt.Errorf("sizes: %q is not a dice kind", k)
+		}
+		if r.W[0] <= 0 || r.W[0] > r.W[1] || r.H[0] <= 0 || r.H[0] > r.H[1] {
+			return nil, fmt.Errorf("sizes: %s: range w %v h %v", k, r.W, r.H)
+		}
+	}
+	return &v, nil
+}
+
+// fits reports whether box, in a photo of bounds, may be a whole die of
+// kind: true when nothing is known of the kind in a view of that size.
+func (v *ViewSizes) fits(bounds image.Rectangle, kind string, box image.Rectangle) bool {
+	if !v.shows(bounds) {
+		return true
+	}
+	r, ok := v.Kinds[kind]
+	if !ok {
+		return true
+	}
+	in := func(x int, lim [2]int) bool {
+		return float64(x) >= sizeSlack*float64(lim[0]) && sizeSlack*float64(x) <= float64(lim[1])
+	}
+	return in(box.Dx(), r.W) && in(box.Dy(), r.H)
+}
+
+// shows reports whether a photo of bounds may be of the view: it is of the
+// view's size (without a learnt tray nothing else tells the view).
+func (v *ViewSizes) shows(bounds image.Rectangle) bool {
+	return v != nil && bounds.Dx() == v.Width && bounds.Dy() == v.Height
+}
