@@ -220,8 +220,8 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, vision.SceneReport, 
 		return nil, rep, nil
 	}
 	fmt.Fprintf(env.Stdout, "scene: the empty tray learnt from %d photos of %dx%d; dice there found with it %d of %d (%d invented), "+
-		"from each photo alone %d (%d invented)\n",
-		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone)
+		"from each photo alone %d (%d invented); a chroma difference of %d from it marks a die\n",
+		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone, s.Chroma())
 	return s, rep, nil
 }
 

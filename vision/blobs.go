@@ -180,16 +180,21 @@ func estimateBackground(c *colourImg) gocv.Mat {
 	return bg
 }
 
-// blobThreshold is the colour difference (YCrCb, chroma weighted 1.5) from
-// which a pixel belongs to something on the tray.
-const blobThreshold = 34
+// blobThreshold is the luma difference from which a pixel belongs to
+// something on the tray, and blobChroma the chroma difference (the larger
+// channel's; chroma weighs 1.5), unless a learnt tray's own steadiness
+// allows less (Scene.chroma).
+const (
+	blobThreshold = 34
+	blobChroma    = (2*blobThreshold + 2) / 3
+)
 
 // diffMask marks (255) the pixels of c that differ from bg by
-// blobThreshold or more, once the tray's light is matched to the photo's
+// blobThreshold or more in luma, or chroma or more in chroma, once the tray's light is matched to the photo's
 // (fitLight) when match is set: a tray learnt or photographed under other
 // light (a webcam's exposure drifts) still matches where nothing lies on
 // it. A tray estimated from the photo itself has its light already.
-func diffMask(c *colourImg, bg gocv.Mat, match bool) []uint8 {
+func diffMask(c *colourImg, bg gocv.Mat, match bool, chroma int) []uint8 {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	a, err := c.mat.DataPtrUint8()
 	if err != nil {
@@ -201,13 +206,12 @@ func diffMask(c *colourImg, bg gocv.Mat, match bool) []uint8 {
 	}
 	l := sameLight()
 	if match {
-		// Every third pixel is plenty to match the light.
-		l = fitLight((w*h+2)/3, func(i int) ([]uint8, []uint8) { return a[9*i : 9*i+3], b[9*i : 9*i+3] })
+		l = photoLight(a, b)
 	}
 	mask := make([]uint8, w*h)
 	for i := range mask {
 		d0, dc := l.residual(a[3*i:3*i+3], b[3*i:3*i+3])
-		if d0 >= blobThreshold || 3*dc >= 2*blobThreshold { // chroma weighs 1.5
+		if d0 >= blobThreshold || dc >= chroma {
 			mask[i] = 255
 		}
 	}
@@ -230,6 +234,13 @@ func (l *light) residual(a, b []uint8) (int, int) {
 	// Brighter than the camera can show is as bright as it shows.
 	d0 := abs(int(a[0]) - min(l.lut[b[0]], 255))
 	return d0, max(abs(int(a[1])-l.cgain[b[1]]-l.shift[0]), abs(int(a[2])-l.cgain[b[2]]-l.shift[1]))
+}
+
+// photoLight matches the light of tray b to photo a's (YCrCb, same size)
+// on every third pixel, which is plenty.
+func photoLight(a, b []uint8) light {
+	n := len(a) / 3
+	return fitLight((n+2)/3, func(i int) ([]uint8, []uint8) { return a[9*i : 9*i+3], b[9*i : 9*i+3] })
 }
 
 // sameLight is the light of a tray seen under the photo's own light.
@@ -320,14 +331,15 @@ const (
 // findBlobs returns the regions of c that differ from bg (same size), a
 // tray photographed or learnt under other light.
 func findBlobs(c *colourImg, bg gocv.Mat) []blob {
-	bs, _ := findBlobsMask(c, bg)
+	bs, _ := findBlobsMask(c, bg, blobChroma)
 	return bs
 }
 
-// findBlobsMask is findBlobs, also returning the cleaned mask the regions
-// were found in (for litBox).
-func findBlobsMask(c *colourImg, bg gocv.Mat) ([]blob, []uint8) {
-	mask := diffMask(c, bg, true)
+// findBlobsMask is findBlobs, with the chroma difference that marks a pixel
+// (see diffMask), also returning the cleaned mask the regions were found
+// in (for litBox).
+func findBlobsMask(c *colourImg, bg gocv.Mat, chroma int) ([]blob, []uint8) {
+	mask := diffMask(c, bg, true, chroma)
 	return maskBlobs(c, mask, nil), mask // maskBlobs cleans mask in place
 }
 
@@ -344,7 +356,7 @@ func findBlobsAlone(c *colourImg) []blob {
 	if tray == nil {
 		bg := estimateBackground(c)
 		defer bg.Close()
-		return maskBlobs(c, diffMask(c, bg, false), nil)
+		return maskBlobs(c, diffMask(c, bg, false, blobChroma), nil)
 	}
 	filled := c.mat.Clone()
 	defer filled.Close()
@@ -359,7 +371,7 @@ func findBlobsAlone(c *colourImg) []blob {
 	}
 	bg := estimateBackground(&colourImg{mat: filled, scale: c.scale, off: c.off})
 	defer bg.Close()
-	mask := diffMask(c, bg, false)
+	mask := diffMask(c, bg, false, blobChroma)
 	if mask == nil {
 		return nil
 	}

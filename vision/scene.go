@@ -39,6 +39,25 @@ type Scene struct {
 	// 0.026). fix stays the median for a die litBox cannot box, and for a
 	// towerd before trim.
 	trim bool
+	// chroma is the chroma difference from the tray that marks a pixel as
+	// something on it (0: blobChroma): less than blobChroma where the
+	// learnt tray's colour holds steady from photo to photo (trayChroma)
+	// and the lower threshold finds more of the labelled dice.
+	// An ivory die on a light grey floor differs from it by 9–17 in
+	// chroma, and its lit faces went unseen at blobChroma's 23.
+	chroma int
+}
+
+// Chroma is the chroma difference from the learnt tray that marks a pixel
+// as something on it (see trayChroma).
+func (s *Scene) Chroma() int { return s.chromaOr() }
+
+// chromaOr is the scene's chroma threshold (see Scene.chroma).
+func (s *Scene) chromaOr() int {
+	if s.chroma == 0 {
+		return blobChroma
+	}
+	return s.chroma
 }
 
 // SceneReport says what LearnScene found, for enrolment's output.
@@ -205,7 +224,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// match the median.
 	var steady []float64
 	for i, p := range ps {
-		mask := diffMask(p.c, bg, true)
+		mask := diffMask(p.c, bg, true, blobChroma)
 		if mask == nil {
 			return nil, rep, errors.New("vision: learn scene: comparing a photo with the tray failed")
 		}
@@ -238,6 +257,26 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// are, nine in ten).
 	s.dice = labelled
 	s.setRegion(s.dice)
+	if c := trayChroma(data, s.ycc, covered); c < blobChroma {
+		// The tray's tint is kept only where it finds more dice: the
+		// shade between two dice lying close, of the tray's tint, can
+		// join them (rendered d8 three to a small tray: 45 of 47 found
+		// at 10, 47 at 23).
+		tinted, plain := 0, 0
+		for _, p := range ps {
+			for _, t := range []struct {
+				chroma int
+				n      *int
+			}{{c, &tinted}, {blobChroma, &plain}} {
+				found, _ := findBlobsMask(p.c, bg, t.chroma)
+				fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
+				*t.n += fs - is
+			}
+		}
+		if tinted > plain {
+			s.chroma = c
+		}
+	}
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
 	var edges, lit, alone [4][]float64
@@ -245,7 +284,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		lone := findBlobsAlone(p.c)
 		boxEdges(&alone, lone, p.c.off, p.boxes)
 		fa, ia := matchBlobs(lone, p.c.off, p.boxes, p.unboxed, s.Region)
-		found, mask := findBlobsMask(p.c, bg)
+		found, mask := findBlobsMask(p.c, bg, s.chromaOr())
 		fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 		boxEdges(&edges, found, p.c.off, p.boxes)
 		if len(p.boxes) == 0 && p.unboxed > 0 {
@@ -271,6 +310,43 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		s.trim = s.fix != [4]float64{}
 	}
 	return s, rep, nil
+}
+
+// Chroma threshold limits: the least a learnt tray allows, and the margin
+// above its steadiest pixels' (all but one in a thousand) chroma
+// difference from the photos.
+const (
+	chromaMin    = 10
+	chromaMargin = 4
+)
+
+// trayChroma is the chroma difference from the learnt tray (YCrCb) that
+// marks a pixel as something on it: chromaMargin above what all but one
+// in a thousand of the photos' uncovered pixels differ by, once each
+// photo's light is matched, within chromaMin and blobChroma. A tray seen
+// by a noisy camera keeps blobChroma; a steady one finds dice of about
+// its own colour by their tint. Dice left uncovered (no box, and not found
+// in the photo alone) raise it, towards blobChroma.
+func trayChroma(data [][]uint8, tray []uint8, covered [][]bool) int {
+	var hist [256]int
+	total := 0
+	for i, a := range data {
+		l := photoLight(a, tray)
+		for px, c := range covered[i] {
+			if !c {
+				_, dc := l.residual(a[3*px:3*px+3], tray[3*px:3*px+3])
+				hist[min(dc, 255)]++
+				total++
+			}
+		}
+	}
+	acc := 0
+	for v, k := range hist {
+		if acc += k; 1000*acc >= 999*total {
+			return min(max(v+chromaMargin, chromaMin), blobChroma)
+		}
+	}
+	return blobChroma
 }
 
 // litEdges adds to edges, for each die-like blob of bs in region when they
@@ -356,7 +432,7 @@ func (s *Scene) blobs(c *colourImg) ([]blob, error) {
 		return nil, err
 	}
 	defer bg.Close()
-	bs, mask := findBlobsMask(c, bg)
+	bs, mask := findBlobsMask(c, bg, s.chromaOr())
 	if !s.trim {
 		fixBoxes(bs, s.fix)
 		return bs, nil
@@ -874,12 +950,15 @@ type sceneFile struct {
 	BoxFix []float64 `json:"box_fix,omitempty"`
 	// Trim is Scene.trim; a towerd before it moves the boxes by BoxFix.
 	Trim bool `json:"trim,omitempty"`
+	// Chroma is Scene.chroma; absent: blobChroma. A towerd before it
+	// finds dice of about the floor's colour less often.
+	Chroma int `json:"chroma,omitempty"`
 }
 
 // MarshalJSON encodes the scene for a model file.
 func (s *Scene) MarshalJSON() ([]byte, error) {
 	r := s.Region
-	f := sceneFile{s.Width, s.Height, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, s.side, s.cols, s.rows, s.ycc, nil, s.trim}
+	f := sceneFile{s.Width, s.Height, [4]int{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y}, s.side, s.cols, s.rows, s.ycc, nil, s.trim, s.chroma}
 	if s.fix != ([4]float64{}) {
 		f.BoxFix = s.fix[:]
 	}
@@ -902,6 +981,8 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 		return f.Cols != w || f.Rows != h
 	}():
 		return fmt.Errorf("vision: scene: coarse size %dx%d does not fit %dx%d photos", f.Cols, f.Rows, f.Width, f.Height)
+	case f.Chroma != 0 && (f.Chroma < chromaMin || f.Chroma > blobChroma):
+		return fmt.Errorf("vision: scene: chroma threshold %d outside %d–%d", f.Chroma, chromaMin, blobChroma)
 	case len(f.YCrCb) != 3*f.Cols*f.Rows:
 		return fmt.Errorf("vision: scene: %d bytes of tray, want %d", len(f.YCrCb), 3*f.Cols*f.Rows)
 	}
@@ -909,7 +990,7 @@ func (s *Scene) UnmarshalJSON(b []byte) error {
 	if r.Empty() || !r.In(image.Rect(0, 0, f.Width, f.Height)) {
 		return errors.New("vision: scene: region outside the photo")
 	}
-	*s = Scene{Width: f.Width, Height: f.Height, Region: r, side: sideOr(f.Side), cols: f.Cols, rows: f.Rows, ycc: f.YCrCb, trim: f.Trim}
+	*s = Scene{Width: f.Width, Height: f.Height, Region: r, side: sideOr(f.Side), cols: f.Cols, rows: f.Rows, ycc: f.YCrCb, trim: f.Trim, chroma: f.Chroma}
 	if f.BoxFix != nil {
 		fix, err := parseFix(f.BoxFix)
 		if err != nil {

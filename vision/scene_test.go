@@ -52,15 +52,19 @@ func rollerSet(scene *rollerScene, n int, seed uint64) (*dataset.Set, func(strin
 
 // rollerSetSized is rollerSet with dice side pixels across.
 func rollerSetSized(scene *rollerScene, n int, seed uint64, side float64) (*dataset.Set, func(string) (image.Image, error)) {
+	return rollerSetOf(scene, hexSprite(), n, seed, side)
+}
+
+// rollerSetOf is rollerSetSized with the die drawn from sp.
+func rollerSetOf(scene *rollerScene, sp dieSprite, n int, seed uint64, side float64) (*dataset.Set, func(string) (image.Image, error)) {
 	r := rand.New(rand.NewPCG(seed, 1))
-	sp := hexSprite()
 	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
 	photos := map[string]image.Image{}
 	for i := range n {
 		f := fmt.Sprintf("p%03d.png", i)
 		img, box := scene.photo(sp, r, side)
 		set.Files = append(set.Files, f)
-		set.Labels[f] = []dataset.Label{{File: f, Die: "d20", Face: 11, Box: box, HasBox: true}}
+		set.Labels[f] = []dataset.Label{{File: f, Die: sp.label.Die, Face: sp.label.Face, Box: box, HasBox: true}}
 		photos[set.Path(f)] = img
 	}
 	return set, func(p string) (image.Image, error) {
@@ -904,5 +908,103 @@ func TestTrimFix(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestLearntTrayChroma: a die of the floor's brightness that differs from
+// it only in tint (a warm ivory die on a cool light-grey floor, 16 apart
+// in chroma, its numeral's strokes too thin to pass for a die) is found by
+// the tray learnt from the photos, which hold their colour steady, and
+// would not be at the chroma difference a guessed tray needs; the
+// threshold follows the photos' steadiness (trayChroma), and a model's
+// scene refuses one out of range.
+func TestLearntTrayChroma(t *testing.T) {
+	scene := newRollerScene(4)
+	floor := color.RGBA{196, 200, 212, 255}
+	r := scene.tray.Rect
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if math.Hypot((float64(x)-scene.cx)/scene.rx, (float64(y)-scene.cy)/scene.ry) <= 1 {
+				scene.tray.SetRGBA(x, y, floor)
+			}
+		}
+	}
+	sp := hexSprite()
+	for y := range 100 {
+		for x := range 100 {
+			switch sp.src.RGBAAt(x, y) {
+			case color.RGBA{190, 25, 30, 255}:
+				sp.src.SetRGBA(x, y, color.RGBA{208, 200, 184, 255})
+			case color.RGBA{240, 240, 240, 255}:
+				sp.src.SetRGBA(x, y, color.RGBA{90, 80, 70, 255})
+			}
+		}
+	}
+	set, decode := rollerSetOf(scene, sp, 40, 1, 50)
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v, %+v", err, rep)
+	}
+	if s.chroma < chromaMin || s.chroma > 16 {
+		t.Fatalf("chroma threshold %d on a steady tray, want %d–16", s.chroma, chromaMin)
+	}
+	tests, decodeTest := rollerSetOf(scene, sp, 10, 2, 50)
+	found := func(s *Scene) int {
+		n := 0
+		for _, f := range tests.Files {
+			img, _ := decodeTest(tests.Path(f))
+			for _, b := range s.Locate(img, nil, 1) {
+				if iou(b, tests.Labels[f][0].Box) >= 0.5 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	coarse := *s
+	coarse.chroma = blobChroma
+	got, was := found(s), found(&coarse)
+	t.Logf("chroma threshold %d: found %d of %d; at %d, %d", s.chroma, got, len(tests.Files), blobChroma, was)
+	if got != len(tests.Files) || was >= got {
+		t.Errorf("found %d of %d dice with the tray's chroma threshold %d, %d at %d; want all, and fewer", got, len(tests.Files), s.chroma, was, blobChroma)
+	}
+
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Scene
+	if err := back.UnmarshalJSON(b); err != nil || back.chroma != s.chroma {
+		t.Fatalf("round trip: chroma %d, %v; want %d", back.chroma, err, s.chroma)
+	}
+	for _, bad := range []int{chromaMin - 1, blobChroma + 1} {
+		bb := bytes.Replace(b, fmt.Appendf(nil, `"chroma":%d`, s.chroma), fmt.Appendf(nil, `"chroma":%d`, bad), 1)
+		if err := back.UnmarshalJSON(bb); err == nil || !strings.Contains(err.Error(), "chroma") {
+			t.Errorf("chroma %d: %v", bad, err)
+		}
+	}
+
+	// A tray that holds still gives the least; one whose chroma wanders by
+	// a few levels from photo to photo, blobChroma.
+	tray := make([]uint8, 3*400)
+	for i := range tray {
+		tray[i] = []uint8{180, 120, 134}[i%3]
+	}
+	noisy := func(sd float64, seed uint64) []uint8 {
+		r := rand.New(rand.NewPCG(seed, 3))
+		a := slices.Clone(tray)
+		for i := range a {
+			if i%3 > 0 {
+				a[i] = uint8(float64(a[i]) + sd*r.NormFloat64())
+			}
+		}
+		return a
+	}
+	cov := [][]bool{make([]bool, 400), make([]bool, 400)}
+	if got := trayChroma([][]uint8{tray, tray}, tray, cov); got != chromaMin {
+		t.Errorf("still tray: chroma threshold %d, want %d", got, chromaMin)
+	}
+	if got := trayChroma([][]uint8{noisy(8, 1), noisy(8, 2)}, tray, cov); got != blobChroma {
+		t.Errorf("noisy tray: chroma threshold %d, want %d", got, blobChroma)
 	}
 }
