@@ -52,9 +52,12 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		return Exit(2, "towerd enroll: "+err.Error())
 	}
 	scene, rep, err := learnScene(env, set)
-	aloneFix := rep.AloneFix
 	if err != nil {
 		return fmt.Errorf("towerd enroll: %w", err)
+	}
+	var aloneFix [4]float64 // for dice found in each photo alone: only without a tray
+	if scene == nil {
+		aloneFix = rep.AloneFix
 	}
 	dopts := numeral.DatasetOptions{Seed: *seed}
 	var loc *locator
@@ -220,8 +223,8 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, vision.SceneReport, 
 		return nil, rep, nil
 	}
 	fmt.Fprintf(env.Stdout, "scene: the empty tray learnt from %d photos of %dx%d; dice there found with it %d of %d (%d invented), "+
-		"from each photo alone %d (%d invented); a chroma difference of %d from it marks a die\n",
-		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone, s.Chroma())
+		"from each photo alone %d (%d invented); a chroma difference of %d from it marks a die (its steadiness allows %d)\n",
+		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone, s.Chroma(), rep.Chroma)
 	return s, rep, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/towerd/towerd/rules"
 	"github.com/towerd/towerd/sim/render"
+	"github.com/towerd/towerd/vision/numeral"
 )
 
 // writeRenderedSet writes n rendered photos of two pip d6 and their
@@ -212,6 +213,15 @@ func TestEnrollLearnsTheTray(t *testing.T) {
 	}
 	if !strings.Contains(out, "lens: none: ") {
 		t.Errorf("enroll of a few dice should not look for a camera's slant: %s", out)
+	}
+	// With a tray learnt, the box fix for dice found alone is not kept
+	// (the scene carries its own), and the dice's sizes in the view are.
+	m, err := numeral.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BoxFix() != nil || len(m.Sizes()) == 0 || len(m.Scene()) == 0 {
+		t.Errorf("model with a learnt tray: box fix %v, sizes %s, scene %d bytes; want no fix, sizes, a scene", m.BoxFix(), m.Sizes(), len(m.Scene()))
 	}
 	if code, out, errs := runTowerd(t, "", "eval", "--json", "--model", model, dir); code != 0 || !strings.Contains(out, `"precision"`) {
 		t.Fatalf("eval with the model and its tray: exit %d: %s %s", code, out, errs)

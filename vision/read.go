@@ -75,7 +75,11 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		if err := blobs(); err != nil {
 			return nil, err
 		}
-		out = r.mergeBlobs(img, out, bs, witnesses)
+		// Sizes hold for the model's view: a photo of it (of its size,
+		// when no tray was learnt to tell it by), the boxes found as the
+		// sizes' were (no empty-tray photo's, which hold the shadow).
+		sized := r.opts.Background == nil && (inView || r.scene == nil)
+		out = r.mergeBlobs(img, out, bs, witnesses, sized)
 	}
 	crop := r.opts.Crop
 	if crop.Empty() && r.opts.Background == nil && inView {
@@ -157,7 +161,7 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 // witnesses are pip faces of two or more pips: a die the model reads
 // whose top one is must be read as a d6 of that many pips, else its face
 // is unread (and its kind, unless d6).
-func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []witness) []Die {
+func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []witness, sized bool) []Die {
 	var leaning []Die
 	var leaningOnes []image.Rectangle
 	if r.modelReadsD6() {
@@ -247,7 +251,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				if conf >= r.opts.MinConfidence && !d.Cocked {
 					d.Face = intp(f)
 				}
-				if d.Face != nil && !r.sizes.fits(img.Bounds(), kind, b.box) {
+				if d.Face != nil && sized && !r.sizes.fits(img.Bounds(), kind, b.box) {
 					// The region is not the size of this kind's dice in
 					// the camera's view: only part of the die (a light
 					// die's shaded side) was found, and the face read

@@ -42,7 +42,8 @@ type Scene struct {
 	// chroma is the chroma difference from the tray that marks a pixel as
 	// something on it (0: blobChroma): less than blobChroma where the
 	// learnt tray's colour holds steady from photo to photo (trayChroma)
-	// and the lower threshold finds more of the labelled dice.
+	// and the lower threshold finds more of the labelled dice (less those
+	// it invents).
 	// An ivory die on a light grey floor differs from it by 9–17 in
 	// chroma, and its lit faces went unseen at blobChroma's 23.
 	chroma int
@@ -74,6 +75,10 @@ type SceneReport struct {
 	// alone, learnt from the labelled boxes as the scene's is: for a
 	// reader without a learnt tray.
 	AloneFix [4]float64
+	// Chroma is the chroma threshold the learnt tray's steadiness allows
+	// (trayChroma), kept in the scene only where it finds more dice than
+	// blobChroma; 0 when no tray was made.
+	Chroma int
 	// Sizes is how large each kind of die lies in the view, from the
 	// labelled boxes; nil when the photos do not share one view or too
 	// few boxes are labelled.
@@ -257,8 +262,10 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// are, nine in ten).
 	s.dice = labelled
 	s.setRegion(s.dice)
-	if c := trayChroma(data, s.ycc, covered); c < blobChroma {
-		// The tray's tint is kept only where it finds more dice: the
+	rep.Chroma = trayChroma(data, s.ycc, covered)
+	if c := rep.Chroma; c < blobChroma {
+		// The tray's tint is kept only where it finds more dice (less
+		// those it invents): the
 		// shade between two dice lying close, of the tray's tint, can
 		// join them (rendered d8 three to a small tray: 45 of 47 found
 		// at 10, 47 at 23).
@@ -339,6 +346,9 @@ func trayChroma(data [][]uint8, tray []uint8, covered [][]bool) int {
 				total++
 			}
 		}
+	}
+	if total == 0 {
+		return blobChroma
 	}
 	acc := 0
 	for v, k := range hist {

@@ -134,6 +134,33 @@ func TestLearnScene(t *testing.T) {
 	if s.Width != 640 || s.Height != 480 || !s.Region.In(image.Rect(0, 0, 640, 480)) || s.Region.Dx() < 300 {
 		t.Errorf("scene %dx%d, region %v", s.Width, s.Height, s.Region)
 	}
+	// Where the tint finds fewer dice (three rendered d8 to a small tray:
+	// the shade between two lying close joins them), the tray keeps
+	// blobChroma, though its steadiness would allow less.
+	scenes, err := render.DatasetScenes(render.DatasetOptions{Photos: 24, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 3,
+		Width: 320, Height: 240, OneTray: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
+	imgs := map[string]image.Image{}
+	for i, sc := range scenes {
+		img, truth := render.MustRender(sc)
+		f := fmt.Sprintf("p%02d.png", i)
+		near.Files = append(near.Files, f)
+		imgs[near.Path(f)] = img
+		for _, tr := range truth {
+			near.Labels[f] = append(near.Labels[f], dataset.Label{File: f, Die: "d8", Face: tr.Face, Box: tr.Box, HasBox: true})
+		}
+	}
+	cs, crep, err := LearnScene(near, func(p string) (image.Image, error) { return imgs[p], nil })
+	if err != nil || cs == nil {
+		t.Fatalf("LearnScene of close dice: %v, %+v", err, crep)
+	}
+	if crep.Chroma >= blobChroma || cs.Chroma() != blobChroma {
+		t.Errorf("close dice: the tray allows %d, the scene keeps %d; want less than %d allowed, %d kept", crep.Chroma, cs.Chroma(), blobChroma, blobChroma)
+	}
+
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -916,8 +943,8 @@ func TestTrimFix(t *testing.T) {
 // in chroma, its numeral's strokes too thin to pass for a die) is found by
 // the tray learnt from the photos, which hold their colour steady, and
 // would not be at the chroma difference a guessed tray needs; the
-// threshold follows the photos' steadiness (trayChroma), and a model's
-// scene refuses one out of range.
+// threshold follows the photos' steadiness (trayChroma) where it finds
+// more dice, and a model's scene refuses one out of range.
 func TestLearntTrayChroma(t *testing.T) {
 	scene := newRollerScene(4)
 	floor := color.RGBA{196, 200, 212, 255}

@@ -2,6 +2,7 @@ package vision
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"slices"
@@ -28,12 +29,15 @@ type SizeRange struct {
 }
 
 // Size limits: the labelled boxes of a kind it takes to know its range,
-// and how far beyond the range a box may lie (boxes found at reading are
+// the share of them at each end left out of it (a stray label, a photo of
+// another size: a scene needs nine in ten of one size), and how far beyond
+// the range a box may lie, a tenth either way (boxes found at reading are
 // not labelled ones; on the stand-in sets none of the right readings lay
-// beyond a tenth).
+// beyond a tenth) and a pixel of the scale dice are found at.
 const (
 	sizeMinDice = 30
-	sizeSlack   = 0.9
+	sizeTrim    = 0.01
+	sizeSlack   = 0.1
 )
 
 // learnSizes returns the size ranges of the set's labelled boxes, per kind
@@ -53,13 +57,20 @@ func learnSizes(set *dataset.Set, size image.Point) *ViewSizes {
 		if len(w) < sizeMinDice {
 			continue
 		}
-		h := hs[k]
-		v.Kinds[k] = SizeRange{[2]int{slices.Min(w), slices.Max(w)}, [2]int{slices.Min(h), slices.Max(h)}}
+		v.Kinds[k] = SizeRange{trimmedRange(w), trimmedRange(hs[k])}
 	}
 	if len(v.Kinds) == 0 {
 		return nil
 	}
 	return v
+}
+
+// trimmedRange is the least and greatest of v once sizeTrim of them at
+// each end are left out.
+func trimmedRange(v []int) [2]int {
+	slices.Sort(v)
+	k := int(sizeTrim * float64(len(v)))
+	return [2]int{v[k], v[len(v)-1-k]}
 }
 
 // parseSizes decodes and checks a model's sizes.
@@ -70,6 +81,10 @@ func parseSizes(b json.RawMessage) (*ViewSizes, error) {
 	}
 	if v.Width <= 0 || v.Height <= 0 {
 		return nil, fmt.Errorf("sizes: photo %dx%d", v.Width, v.Height)
+	}
+	if len(v.Kinds) == 0 {
+		// Sizes without a kind would only narrow the kinds looked for.
+		return nil, errors.New("sizes: no kinds")
 	}
 	for k, r := range v.Kinds {
 		if !slices.Contains(Kinds, k) {
@@ -92,8 +107,9 @@ func (v *ViewSizes) fits(bounds image.Rectangle, kind string, box image.Rectangl
 	if !ok {
 		return true
 	}
+	px := float64(max(v.Width, v.Height)) / coarseSide // the coarsest scale dice are found at
 	in := func(x int, lim [2]int) bool {
-		return float64(x) >= sizeSlack*float64(lim[0]) && sizeSlack*float64(x) <= float64(lim[1])
+		return float64(x) >= (1-sizeSlack)*float64(lim[0])-px && float64(x) <= (1+sizeSlack)*float64(lim[1])+px
 	}
 	return in(box.Dx(), r.W) && in(box.Dy(), r.H)
 }

@@ -39,10 +39,22 @@ func TestLearnSizes(t *testing.T) {
 			set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: "d8", Box: image.Rect(0, 0, 40, 40), HasBox: true})
 		}
 	}
+	// A hundred d12 boxes, one of them a stray label: left out of the range.
+	for i := range 100 {
+		f := set.Files[i%len(set.Files)]
+		b := image.Rect(0, 0, 30+i%7, 30+i%5)
+		if i == 50 {
+			b = image.Rect(0, 0, 4, 300)
+		}
+		set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: "d12", Box: b, HasBox: true})
+	}
 	v := learnSizes(set, image.Pt(640, 480))
 	want := SizeRange{W: [2]int{50, 50 + sizeMinDice - 1}, H: [2]int{60 - (sizeMinDice-1)/2, 60}}
-	if v == nil || v.Width != 640 || v.Height != 480 || len(v.Kinds) != 1 || v.Kinds["d20"] != want {
-		t.Fatalf("sizes %+v, want d20 only (d8 has %d boxes) at %+v", v, sizeMinDice-1, want)
+	if v == nil || v.Width != 640 || v.Height != 480 || len(v.Kinds) != 2 || v.Kinds["d20"] != want {
+		t.Fatalf("sizes %+v, want d20 (at %+v) and d12, not d8 (%d boxes)", v, want, sizeMinDice-1)
+	}
+	if got, want := v.Kinds["d12"], (SizeRange{W: [2]int{30, 36}, H: [2]int{30, 34}}); got != want {
+		t.Errorf("d12 with a stray box: %+v, want %+v", got, want)
 	}
 	if v := learnSizes(&dataset.Set{}, image.Pt(640, 480)); v != nil {
 		t.Errorf("sizes of no boxes: %+v", v)
@@ -83,24 +95,40 @@ func TestSizesLeaveOddBoxesUnread(t *testing.T) {
 	sizes := func(width, height, w0, w1, h0, h1 int) string {
 		return fmt.Sprintf(`{"width":%d,"height":%d,"kinds":{"d20":{"w":[%d,%d],"h":[%d,%d]}}}`, width, height, w0, w1, h0, h1)
 	}
+	// A pixel of the coarse scale (640 px wide: 1.6) is allowed beyond the
+	// tenth; these lie well within or well beyond it for a die of ~60 px.
+	in, out := func(x int) int { return x * 100 / 106 }, func(x int) int { return x * 100 / 117 }
+	bg, _ := render.MustRender(func() render.Scene {
+		sc := render.RandomScene(11, []rules.Die{rules.D20}, render.Options{})
+		sc.Dice = nil
+		return sc
+	}())
 	for _, tc := range []struct {
-		name  string
-		sizes string
-		read  bool
+		name       string
+		sizes      string
+		background image.Image
+		read       bool
 	}{
-		{"its size", sizes(640, 480, w-3, w+3, h-3, h+3), true},
-		{"a tenth beyond", sizes(640, 480, w+w/10, 2*w, h-3, h+3), true},
-		{"half the size", sizes(640, 480, 2*w, 3*w, 2*h, 3*h), false},
-		{"twice the size", sizes(640, 480, w/3, w/2, h/3, h/2), false},
-		{"another view", sizes(1280, 960, 2*w, 3*w, 2*h, 3*h), true},
-		{"another kind", strings.Replace(sizes(640, 480, 2*w, 3*w, 2*h, 3*h), "d20", "d8", 1), true},
+		{"its size", sizes(640, 480, w-3, w+3, h-3, h+3), nil, true},
+		{"within a tenth, small", sizes(640, 480, w*106/100, 2*w, h-3, h+3), nil, true},
+		{"within a tenth, large", sizes(640, 480, w/2, in(w), h-3, h+3), nil, true},
+		{"beyond a tenth, small", sizes(640, 480, w*117/100, 2*w, h-3, h+3), nil, false},
+		{"beyond a tenth, large", sizes(640, 480, w/2, out(w), h-3, h+3), nil, false},
+		{"beyond a tenth, short", sizes(640, 480, w-3, w+3, h*117/100, 2*h), nil, false},
+		{"half the size", sizes(640, 480, 2*w, 3*w, 2*h, 3*h), nil, false},
+		{"twice the size", sizes(640, 480, w/3, w/2, h/3, h/2), nil, false},
+		{"another view", sizes(1280, 960, 2*w, 3*w, 2*h, 3*h), nil, true},
+		{"another kind", strings.Replace(sizes(640, 480, 2*w, 3*w, 2*h, 3*h), "d20", "d8", 1), nil, true},
+		// An empty-tray photo's boxes are not those the sizes were
+		// learnt with (they hold the shadow).
+		{"empty-tray photo", sizes(640, 480, 2*w, 3*w, 2*h, 3*h), bg, true},
 	} {
-		r, err := NewReader(Options{Model: sizedClassifier{model, tc.sizes, []string{"d20"}}})
+		r, err := NewReader(Options{Model: sizedClassifier{model, tc.sizes, []string{"d20"}}, Background: tc.background})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		got, err := r.Read(img)
-		if err != nil || len(got) != 1 || got[0].Kind != "d20" || got[0].Box != a[0].Box {
+		if err != nil || len(got) != 1 || got[0].Kind != "d20" || (tc.background == nil && got[0].Box != a[0].Box) {
 			t.Fatalf("%s: read %+v, %v; want the d20 in %v", tc.name, got, err, a[0].Box)
 		}
 		if read := got[0].Face != nil; read != tc.read {
@@ -111,7 +139,9 @@ func TestSizesLeaveOddBoxesUnread(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{
-		`{"width":0,"height":480,"kinds":{}}`,
+		`{"width":0,"height":480,"kinds":{"d20":{"w":[1,2],"h":[1,2]}}}`,
+		`{"width":640,"height":480,"kinds":{}}`,
+		`{"width":640,"height":480}`,
 		`{"width":640,"height":480,"kinds":{"d7":{"w":[1,2],"h":[1,2]}}}`,
 		`{"width":640,"height":480,"kinds":{"d20":{"w":[60,50],"h":[1,2]}}}`,
 		`{"width":640,"height":480,"kinds":{"d20":{"w":[0,50],"h":[1,2]}}}`,
