@@ -80,7 +80,15 @@ func rollerSetOf(scene *rollerScene, sp dieSprite, n int, seed uint64, side floa
 // decode that returns its photos.
 func oneTraySet(t *testing.T, photos int, label func(image.Rectangle) image.Rectangle) (*dataset.Set, func(string) (image.Image, error)) {
 	t.Helper()
-	scenes, err := render.DatasetScenes(render.DatasetOptions{Photos: photos, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 2, OneTray: true})
+	return renderedSet(t, render.DatasetOptions{Photos: photos, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 2, OneTray: true}, label)
+}
+
+// renderedSet renders the photos o describes, in memory: a dataset whose
+// boxes are label of each die's true box, and the decode that returns its
+// photos.
+func renderedSet(t *testing.T, o render.DatasetOptions, label func(image.Rectangle) image.Rectangle) (*dataset.Set, func(string) (image.Image, error)) {
+	t.Helper()
+	scenes, err := render.DatasetScenes(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +100,7 @@ func oneTraySet(t *testing.T, photos int, label func(image.Rectangle) image.Rect
 		set.Files = append(set.Files, f)
 		imgs[set.Path(f)] = img
 		for _, tr := range truth {
-			set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: "d20", Face: tr.Face, Box: label(tr.Box), HasBox: true})
+			set.Labels[f] = append(set.Labels[f], dataset.Label{File: f, Die: tr.Kind.String(), Face: tr.Face, Box: label(tr.Box), HasBox: true})
 		}
 	}
 	return set, func(p string) (image.Image, error) { return imgs[p], nil }
@@ -137,23 +145,9 @@ func TestLearnScene(t *testing.T) {
 	// Where the tint finds fewer dice (three rendered d8 to a small tray:
 	// the shade between two lying close joins them), the tray keeps
 	// blobChroma, though its steadiness would allow less.
-	scenes, err := render.DatasetScenes(render.DatasetOptions{Photos: 24, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 3,
-		Width: 320, Height: 240, OneTray: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	near := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
-	imgs := map[string]image.Image{}
-	for i, sc := range scenes {
-		img, truth := render.MustRender(sc)
-		f := fmt.Sprintf("p%02d.png", i)
-		near.Files = append(near.Files, f)
-		imgs[near.Path(f)] = img
-		for _, tr := range truth {
-			near.Labels[f] = append(near.Labels[f], dataset.Label{File: f, Die: "d8", Face: tr.Face, Box: tr.Box, HasBox: true})
-		}
-	}
-	cs, crep, err := LearnScene(near, func(p string) (image.Image, error) { return imgs[p], nil })
+	near, decodeNear := renderedSet(t, render.DatasetOptions{Photos: 24, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 3,
+		Width: 320, Height: 240, OneTray: true}, func(b image.Rectangle) image.Rectangle { return b })
+	cs, crep, err := LearnScene(near, decodeNear)
 	if err != nil || cs == nil {
 		t.Fatalf("LearnScene of close dice: %v, %+v", err, crep)
 	}
