@@ -466,3 +466,60 @@ func TestReaderKeepsTheCHeap(t *testing.T) {
 		t.Error("mallopt did not take M_MMAP_THRESHOLD and M_TRIM_THRESHOLD")
 	}
 }
+
+// looksStub answers each ClassifyLooks call in turn from its readings
+// (the box's, then the grown box's).
+type looksStub struct {
+	readings [][4]float64 // face, least, mean, and 1 for another kind
+	calls    int
+}
+
+func (s *looksStub) Classify(img image.Image, allowed []string) (string, int, float64) {
+	k, f, least, _ := s.ClassifyLooks(img, allowed)
+	return k, f, least
+}
+
+func (s *looksStub) ClassifyLooks(image.Image, []string) (string, int, float64, float64) {
+	r := s.readings[min(s.calls, len(s.readings)-1)]
+	s.calls++
+	kind := "d20"
+	if r[3] == 1 {
+		kind = "d12"
+	}
+	return kind, int(r[0]), r[1], r[2]
+}
+
+var _ looksClassifier = (*looksStub)(nil)
+
+// TestClassifyTwoBoxes: a box sure by its least look answers alone; else
+// the grown box's, when sure; else, when the two read the same face, the
+// mean of their looks decides; never a face the two boxes disagree on.
+func TestClassifyTwoBoxes(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	box := image.Rect(50, 50, 110, 110)
+	for _, tc := range []struct {
+		name     string
+		readings [][4]float64
+		face     int // 0: unsure (below the threshold)
+		conf     float64
+		calls    int
+	}{
+		{"sure box", [][4]float64{{7, 0.95, 0.97, 0}}, 7, 0.95, 1},
+		{"sure grown box", [][4]float64{{7, 0.5, 0.6, 0}, {8, 0.93, 0.95, 0}}, 8, 0.93, 2},
+		{"two boxes agree", [][4]float64{{7, 0.8, 0.92, 0}, {7, 0.85, 0.9, 0}}, 7, 0.91, 2},
+		{"agree, unsure", [][4]float64{{7, 0.8, 0.88, 0}, {7, 0.85, 0.9, 0}}, 0, 0, 2},
+		{"faces differ", [][4]float64{{7, 0.8, 0.95, 0}, {8, 0.85, 0.95, 0}}, 0, 0, 2},
+		{"kinds differ", [][4]float64{{7, 0.8, 0.95, 0}, {7, 0.85, 0.95, 1}}, 0, 0, 2},
+	} {
+		stub := &looksStub{readings: tc.readings}
+		r, err := NewReader(Options{Model: stub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, f, conf := r.classify(img, box)
+		sure := conf >= r.opts.MinConfidence
+		if tc.face == 0 && sure || tc.face != 0 && (!sure || f != tc.face || math.Abs(conf-tc.conf) > 1e-9) || stub.calls != tc.calls {
+			t.Errorf("%s: face %d confidence %g after %d looks; want face %d (0: unsure) at %g after %d", tc.name, f, conf, stub.calls, tc.face, tc.conf, tc.calls)
+		}
+	}
+}

@@ -195,12 +195,27 @@ const Views = 4
 // reaches a threshold such as DefaultMinConfidence. With no allowed kind
 // known to the model it returns "", 0, 0.
 func (m *Model) Classify(crop image.Image, allowed []string) (die string, face int, confidence float64) {
-	return m.classify(crop, allowed, Views)
+	die, face, confidence, _ = m.classifyLooks(crop, allowed, Views)
+	return die, face, confidence
+}
+
+// ClassifyLooks is Classify also returning the answer's mean probability
+// over the looks: a reader that looks at a die through two boxes may
+// average the two boxes' looks where no single box is sure by its least.
+func (m *Model) ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64) {
+	return m.classifyLooks(crop, allowed, Views)
 }
 
 // classify is Classify with the given number of looks (1, 2 or 4; a polar
 // net takes at most 2, and through a lens 2 become 4).
 func (m *Model) classify(crop image.Image, allowed []string, views int) (die string, face int, confidence float64) {
+	die, face, confidence, _ = m.classifyLooks(crop, allowed, views)
+	return die, face, confidence
+}
+
+// classifyLooks is classify also returning the answer's mean probability
+// over the looks.
+func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (die string, face int, least, mean float64) {
 	w := m.getWork()
 	defer m.works.Put(w)
 	c := toCanon(crop, m.canonSide())
@@ -262,9 +277,9 @@ func (m *Model) classify(crop image.Image, allowed []string, views int) (die str
 		}
 	}
 	if best < 0 {
-		return "", 0, 0
+		return "", 0, 0, 0
 	}
-	return m.classes[best].Die, m.classes[best].Face, float64(low[best])
+	return m.classes[best].Die, m.classes[best].Face, float64(low[best]), float64(sum[best]) / float64(views)
 }
 
 // probsView runs the net on view v of c and returns the calibrated class

@@ -322,3 +322,21 @@ func TestFitTemperatureShrugsOffMislabelledViews(t *testing.T) {
 		t.Errorf("uncapped, the mislabelled views move the temperature only to %.3f from %.3f: the test shows nothing", tUncapped, tClean)
 	}
 }
+
+// TestClassifyLooks: ClassifyLooks gives Classify's answer, its confidence
+// as the least look's, and the mean over the looks, which is no less.
+func TestClassifyLooks(t *testing.T) {
+	m := trainToy(t)
+	r := rand.New(rand.NewPCG(21, 22))
+	for f := 1; f <= 4; f++ {
+		crop := pipCrop(f, r.Float64()*6, 70, green, r)
+		k, face, conf := m.Classify(crop, nil)
+		k2, face2, least, mean := m.ClassifyLooks(crop, nil)
+		if k2 != k || face2 != face || least != conf || mean < least || mean > 1 {
+			t.Errorf("face %d: Classify %s %d %g; ClassifyLooks %s %d least %g mean %g", f, k, face, conf, k2, face2, least, mean)
+		}
+	}
+	if k, _, least, mean := m.ClassifyLooks(pipCrop(2, 0, 70, green, r), []string{"d20"}); k != "" || least != 0 || mean != 0 {
+		t.Errorf("no allowed kind known: %q %g %g", k, least, mean)
+	}
+}
