@@ -817,13 +817,24 @@ func shaded(a, b []uint8) bool {
 		return false
 	}
 	k := float64(a[0]) / float64(b[0])
+	if k < shadeMinLight {
+		return false
+	}
 	return math.Abs(float64(a[1])-128-k*(float64(b[1])-128)) <= shadeChroma &&
 		math.Abs(float64(a[2])-128-k*(float64(b[2])-128)) <= shadeChroma
 }
 
 // shadeChroma is how far (Cr, Cb) a shaded pixel's chroma may lie from the
-// tray's scaled by the dimming: JPEG and sensor noise.
-const shadeChroma = 10
+// tray's scaled by the dimming: JPEG and sensor noise. shadeMinLight is the
+// least share of the tray's luma a shade keeps: what is darker is a die (a
+// black one, whose near-grey chroma passes the test above, or a dark
+// facet), not its shadow, which the room's light still reaches (0.6–0.65
+// on the stand-ins; a black d20 at 0.05–0.2 had all of it taken for shade,
+// and no box fix was learnt).
+const (
+	shadeChroma   = 10
+	shadeMinLight = 0.3
+)
 
 // dieLike tells a blob that may be one die from clutter: compact, roughly
 // as wide as long.

@@ -1029,3 +1029,28 @@ func TestLearntTrayChroma(t *testing.T) {
 		t.Errorf("noisy tray: chroma threshold %d, want %d", got, blobChroma)
 	}
 }
+
+// TestShaded: a pixel is the tray in shade when it is darker with the
+// tray's chroma scaled about grey as its luma is, and keeps some of the
+// light; a black die's near-grey pixels, far darker, are no shade.
+func TestShaded(t *testing.T) {
+	tray := []uint8{190, 122, 134} // Y, Cr, Cb: a cool light grey floor
+	dim := func(k float64) []uint8 {
+		return []uint8{uint8(k * 190), uint8(128 + k*(122-128)), uint8(128 + k*(134-128))}
+	}
+	for _, tc := range []struct {
+		name  string
+		px    []uint8
+		shade bool
+	}{
+		{"shadow at 0.6", dim(0.6), true},
+		{"deep shadow at 0.35", dim(0.35), true},
+		{"black die at 0.15", dim(0.15), false},
+		{"lighter", []uint8{200, 122, 134}, false},
+		{"another tint", []uint8{114, 140, 110}, false},
+	} {
+		if got := shaded(tc.px, tray); got != tc.shade {
+			t.Errorf("%s %v: shaded %v, want %v", tc.name, tc.px, got, tc.shade)
+		}
+	}
+}

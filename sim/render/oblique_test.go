@@ -140,6 +140,8 @@ var obliqueSets = map[string]obliqueSet{
 	"purple": {color.NRGBA{96, 44, 140, 255}, color.NRGBA{236, 236, 236, 255}},
 	"ivory":  {color.NRGBA{226, 218, 196, 255}, color.NRGBA{30, 30, 30, 255}},
 	"blue":   {color.NRGBA{40, 90, 170, 255}, color.NRGBA{230, 200, 90, 255}},
+	"red":    {color.NRGBA{170, 30, 36, 255}, color.NRGBA{240, 240, 236, 255}},
+	"black":  {color.NRGBA{28, 28, 32, 255}, color.NRGBA{236, 236, 236, 255}},
 }
 
 // obliqueRoller draws photos of one d20 on a popper's floor seen at an
