@@ -426,22 +426,11 @@ func centre(r image.Rectangle) image.Point {
 // of one box's looks alone read 36 more, but 1 wrong, 3 with the grown
 // box's taken when surer).
 func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, float64) {
-	lm, ok := r.opts.Model.(looksClassifier)
-	if !ok {
-		kind, f, conf := r.readBox(img, box)
-		if conf >= r.opts.MinConfidence {
-			return kind, f, conf
-		}
-		if k2, f2, c2 := r.readBox(img, grow(box)); c2 > conf {
-			return k2, f2, c2
-		}
-		return kind, f, conf
-	}
-	kind, f, conf, mean := lm.ClassifyLooks(numeral.CropDie(img, box), r.allowedList())
+	kind, f, conf, mean := r.readLooks(img, box)
 	if conf >= r.opts.MinConfidence {
 		return kind, f, conf
 	}
-	k2, f2, c2, m2 := lm.ClassifyLooks(numeral.CropDie(img, grow(box)), r.allowedList())
+	k2, f2, c2, m2 := r.readLooks(img, grow(box))
 	switch {
 	case c2 >= r.opts.MinConfidence:
 		return k2, f2, c2
@@ -457,6 +446,17 @@ func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, fl
 // probability over its looks (*numeral.Model does).
 type looksClassifier interface {
 	ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64)
+}
+
+// readLooks is readBox also giving the answer's mean probability over the
+// model's looks; a model that gives none is taken to have one look (its
+// mean is its confidence, and two unsure boxes stay unsure).
+func (r *Reader) readLooks(img image.Image, box image.Rectangle) (kind string, face int, least, mean float64) {
+	if lm, ok := r.opts.Model.(looksClassifier); ok {
+		return lm.ClassifyLooks(numeral.CropDie(img, box), r.allowedList())
+	}
+	kind, face, least = r.readBox(img, box)
+	return kind, face, least, least
 }
 
 // readBox is the model's reading of the die cropped to box.

@@ -50,11 +50,8 @@ type Scene struct {
 }
 
 // Chroma is the chroma difference from the learnt tray that marks a pixel
-// as something on it (see trayChroma).
-func (s *Scene) Chroma() int { return s.chromaOr() }
-
-// chromaOr is the scene's chroma threshold (see Scene.chroma).
-func (s *Scene) chromaOr() int {
+// as something on it (see Scene.chroma and trayChroma).
+func (s *Scene) Chroma() int {
 	if s.chroma == 0 {
 		return blobChroma
 	}
@@ -291,7 +288,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		lone := findBlobsAlone(p.c)
 		boxEdges(&alone, lone, p.c.off, p.boxes)
 		fa, ia := matchBlobs(lone, p.c.off, p.boxes, p.unboxed, s.Region)
-		found, mask := findBlobsMask(p.c, bg, s.chromaOr())
+		found, mask := findBlobsMask(p.c, bg, s.Chroma())
 		fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 		boxEdges(&edges, found, p.c.off, p.boxes)
 		if len(p.boxes) == 0 && p.unboxed > 0 {
@@ -442,7 +439,7 @@ func (s *Scene) blobs(c *colourImg) ([]blob, error) {
 		return nil, err
 	}
 	defer bg.Close()
-	bs, mask := findBlobsMask(c, bg, s.chromaOr())
+	bs, mask := findBlobsMask(c, bg, s.Chroma())
 	if !s.trim {
 		fixBoxes(bs, s.fix)
 		return bs, nil
