@@ -79,13 +79,7 @@ type Die struct {
 type Reader struct {
 	opts    Options
 	allowed map[string]bool
-	scene   *Scene // learnt with the model; used without a Background
-	// aloneFix moves the boxes of dice found in a photo alone (the
-	// model's BoxFix, learnt when no tray was).
-	aloneFix [4]float64
-	// sizes is how large the model's dice lie in its camera's view (the
-	// model's Sizes); nil: unknown.
-	sizes *ViewSizes
+	learnt
 	// inView reads photos of the scene's view when no kinds were given:
 	// only the kinds enrolled from that view's photos, where every die
 	// was labelled, are looked for (nil: r itself).
@@ -113,42 +107,63 @@ type sizesModel interface {
 	Sizes() json.RawMessage
 }
 
+// learnt is what the model's enrolment learnt of its camera's view,
+// decoded once for a reader and the readers derived from it.
+type learnt struct {
+	scene *Scene // the tray; used without a Background
+	// aloneFix moves the boxes of dice found in a photo alone (the
+	// model's BoxFix, learnt when no tray was).
+	aloneFix [4]float64
+	// sizes is how large the model's dice lie in its camera's view (the
+	// model's Sizes); nil: unknown.
+	sizes *ViewSizes
+}
+
+// decodeLearnt decodes and checks what model carries of its view.
+func decodeLearnt(model FaceClassifier) (learnt, error) {
+	var l learnt
+	if sm, ok := model.(sceneModel); ok && len(sm.Scene()) > 0 && string(sm.Scene()) != "null" {
+		l.scene = new(Scene)
+		if err := l.scene.UnmarshalJSON(sm.Scene()); err != nil {
+			return l, fmt.Errorf("vision: the model's scene: %w", err)
+		}
+	}
+	if bm, ok := model.(boxFixModel); ok && bm.BoxFix() != nil {
+		fix, err := parseFix(bm.BoxFix())
+		if err != nil {
+			return l, fmt.Errorf("vision: the model's %w", err)
+		}
+		l.aloneFix = fix
+	}
+	if sm, ok := model.(sizesModel); ok && len(sm.Sizes()) > 0 && string(sm.Sizes()) != "null" {
+		v, err := parseSizes(sm.Sizes())
+		if err != nil {
+			return l, fmt.Errorf("vision: the model's %w", err)
+		}
+		l.sizes = v
+	}
+	return l, nil
+}
+
 // NewReader checks opts and returns a Reader.
 func NewReader(opts Options) (*Reader, error) {
 	if opts.MinConfidence < 0 || opts.MinConfidence > 1 {
 		return nil, fmt.Errorf("vision: MinConfidence %v is not within 0–1", opts.MinConfidence)
 	}
-	var scene *Scene
-	if sm, ok := opts.Model.(sceneModel); ok && len(sm.Scene()) > 0 && string(sm.Scene()) != "null" {
-		scene = new(Scene)
-		if err := scene.UnmarshalJSON(sm.Scene()); err != nil {
-			return nil, fmt.Errorf("vision: the model's scene: %w", err)
-		}
+	l, err := decodeLearnt(opts.Model)
+	if err != nil {
+		return nil, err
 	}
-	return newReader(opts, scene)
+	return newReader(opts, l)
 }
 
-// newReader is NewReader with the model's scene already decoded.
-func newReader(opts Options, scene *Scene) (*Reader, error) {
+// newReader is NewReader with what the model learnt already decoded.
+func newReader(opts Options, l learnt) (*Reader, error) {
 	keepHeap()
 	if opts.MinConfidence == 0 {
 		opts.MinConfidence = DefaultMinConfidence
 	}
-	r := &Reader{opts: opts, scene: scene}
-	if bm, ok := opts.Model.(boxFixModel); ok && bm.BoxFix() != nil {
-		fix, err := parseFix(bm.BoxFix())
-		if err != nil {
-			return nil, fmt.Errorf("vision: the model's %w", err)
-		}
-		r.aloneFix = fix
-	}
-	if sm, ok := opts.Model.(sizesModel); ok && len(sm.Sizes()) > 0 && string(sm.Sizes()) != "null" {
-		v, err := parseSizes(sm.Sizes())
-		if err != nil {
-			return nil, fmt.Errorf("vision: the model's %w", err)
-		}
-		r.sizes = v
-	}
+	r := &Reader{opts: opts, learnt: l}
 	if len(opts.AllowedKinds) > 0 {
 		r.allowed = map[string]bool{}
 		for _, k := range opts.AllowedKinds {
@@ -159,7 +174,7 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 			r.allowed[k] = true
 		}
 	}
-	if km, ok := opts.Model.(interface{ Kinds() []string }); ok && len(km.Kinds()) > 0 && (scene != nil || r.sizes != nil) &&
+	if km, ok := opts.Model.(interface{ Kinds() []string }); ok && len(km.Kinds()) > 0 && (r.scene != nil || r.sizes != nil) &&
 		opts.Background == nil && r.allowed == nil {
 		// A pip d6 in the view would have been labelled and enrolled; a
 		// set without d6 gets no pip dice there (the pip counter took the
@@ -170,7 +185,7 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 		o := opts
 		o.AllowedKinds = km.Kinds()
 		var err error
-		if r.inView, err = newReader(o, scene); err != nil {
+		if r.inView, err = newReader(o, l); err != nil {
 			return nil, err
 		}
 		r.inView.pipGuard = true
@@ -183,7 +198,7 @@ func newReader(opts Options, scene *Scene) (*Reader, error) {
 func (r *Reader) ForKinds(kinds []string) (*Reader, error) {
 	o := r.opts
 	o.AllowedKinds = kinds
-	return newReader(o, r.scene)
+	return newReader(o, r.learnt)
 }
 
 // ParseKinds parses a comma-separated list of dice kinds ("d6,d20").
