@@ -259,39 +259,48 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	// are, nine in ten).
 	s.dice = labelled
 	s.setRegion(s.dice)
+	// The regions each photo shows against the tray, at a chroma
+	// threshold, and how many labelled dice they find less those they
+	// invent; the masks (for litEdges) of photos whose dice have no box.
+	type regions struct {
+		found [][]blob
+		masks [][]uint8
+		score int
+	}
+	find := func(chroma int) regions {
+		r := regions{found: make([][]blob, len(ps)), masks: make([][]uint8, len(ps))}
+		for i, p := range ps {
+			found, mask := findBlobsMask(p.c, bg, chroma)
+			fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
+			r.found[i], r.score = found, r.score+fs-is
+			if len(p.boxes) == 0 && p.unboxed > 0 {
+				r.masks[i] = mask
+			}
+		}
+		return r
+	}
+	regs := find(blobChroma)
 	rep.Chroma = trayChroma(data, s.ycc, covered)
 	if c := rep.Chroma; c < blobChroma {
 		// The tray's tint is kept only where it finds more dice (less
-		// those it invents): the
-		// shade between two dice lying close, of the tray's tint, can
-		// join them (rendered d8 three to a small tray: 45 of 47 found
-		// at 10, 47 at 23).
-		tinted, plain := 0, 0
-		for _, p := range ps {
-			for _, t := range []struct {
-				chroma int
-				n      *int
-			}{{c, &tinted}, {blobChroma, &plain}} {
-				found, _ := findBlobsMask(p.c, bg, t.chroma)
-				fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
-				*t.n += fs - is
-			}
-		}
-		if tinted > plain {
-			s.chroma = c
+		// those it invents): the shade between two dice lying close, of
+		// the tray's tint, can join them (rendered d8 three to a small
+		// tray: 45 of 47 found at 10, 47 at 23).
+		if tinted := find(c); tinted.score > regs.score {
+			s.chroma, regs = c, tinted
 		}
 	}
 	// Keep the scene only when it finds dice at least as well as each
 	// photo alone does.
 	var edges, lit, alone [4][]float64
-	for _, p := range ps {
+	for i, p := range ps {
 		lone := findBlobsAlone(p.c)
 		boxEdges(&alone, lone, p.c.off, p.boxes)
 		fa, ia := matchBlobs(lone, p.c.off, p.boxes, p.unboxed, s.Region)
-		found, mask := findBlobsMask(p.c, bg, s.Chroma())
+		found := regs.found[i]
 		fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 		boxEdges(&edges, found, p.c.off, p.boxes)
-		if len(p.boxes) == 0 && p.unboxed > 0 {
+		if mask := regs.masks[i]; mask != nil {
 			litEdges(&lit, p.c, bg, mask, found, p.unboxed, s.Region)
 		}
 		rep.Dice += len(p.boxes) + p.unboxed
