@@ -190,10 +190,11 @@ const (
 )
 
 // diffMask marks (255) the pixels of c that differ from bg by
-// blobThreshold or more in luma, or chroma or more in chroma, once the tray's light is matched to the photo's
-// (fitLight) when match is set: a tray learnt or photographed under other
-// light (a webcam's exposure drifts) still matches where nothing lies on
-// it. A tray estimated from the photo itself has its light already.
+// blobThreshold or more in luma, or chroma or more in chroma, once the
+// tray's light is matched to the photo's (fitLight) when match is set: a
+// tray learnt or photographed under other light (a webcam's exposure
+// drifts) still matches where nothing lies on it. A tray estimated from
+// the photo itself has its light already.
 func diffMask(c *colourImg, bg gocv.Mat, match bool, chroma int) []uint8 {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	a, err := c.mat.DataPtrUint8()
