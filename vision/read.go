@@ -75,10 +75,13 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		if err := blobs(); err != nil {
 			return nil, err
 		}
-		// Sizes hold for the model's view: a photo of it (of its size,
-		// when no tray was learnt to tell it by), the boxes found as the
-		// sizes' were (no empty-tray photo's, which hold the shadow).
-		sized := r.opts.Background == nil && (inView || r.scene == nil)
+		// Sizes hold for photos of the model's view's size (fits checks
+		// it), the boxes found as the sizes' were (no empty-tray photo's,
+		// which hold the shadow). A photo of that size the learnt tray
+		// does not show is most likely the same camera's with something
+		// amiss (a corrupt frame, a hand, a moved tray): a box cut short
+		// there reads a confident wrong face as well.
+		sized := r.opts.Background == nil
 		out = r.mergeBlobs(img, out, bs, witnesses, sized)
 	}
 	crop := r.opts.Crop

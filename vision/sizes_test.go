@@ -190,3 +190,72 @@ func TestSizedViewHasOnlyEnrolledKinds(t *testing.T) {
 		}
 	}
 }
+
+// sceneSizedClassifier carries a learnt scene, die sizes and its kinds,
+// as a model enrolled on one view with labelled boxes does.
+type sceneSizedClassifier struct {
+	sizedClassifier
+	scene json.RawMessage
+}
+
+func (s sceneSizedClassifier) Scene() json.RawMessage { return s.scene }
+
+// TestSizesHoldOffTheLearntTray: a photo of the view's size that the
+// learnt tray does not show (a corrupt frame, a moved tray; here another
+// tray) is most likely the same camera's: only the enrolled kinds are
+// looked for and a box well beyond its kind's size leaves the face
+// unread, as in the view. Before, such a frame was read for every kind
+// without the sizes, and a die whose top was lost read a confident wrong
+// face (the 45° stand-in, its colours cast green).
+func TestSizesHoldOffTheLearntTray(t *testing.T) {
+	set, decode := rollerSet(newRollerScene(1), 30, 1)
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("LearnScene: %v, %+v", err, rep)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := fixedClassifier{"d20", 11, 0.99}
+	plain, err := NewReader(Options{Model: sceneClassifier{fixed, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A photo of another floor: a rendered tray.
+	img, truth := render.MustRender(render.RandomScene(11, []rules.Die{rules.D20}, render.Options{}))
+	want := truth[0].Box
+	a, err := plain.Read(img)
+	if err != nil || len(a) != 1 || a[0].Face == nil || !centre(a[0].Box).In(want) {
+		t.Fatalf("read %+v, %v; want the one die read", a, err)
+	}
+	if _, inView := plain.forPhoto(img); inView {
+		t.Fatal("the learnt roller's floor shows a rendered tray; the test no longer shows what it is for")
+	}
+	w, h := a[0].Box.Dx(), a[0].Box.Dy()
+	for _, tc := range []struct {
+		name  string
+		sizes string
+		read  bool
+	}{
+		{"its size", fmt.Sprintf(`{"width":640,"height":480,"kinds":{"d20":{"w":[%d,%d],"h":[%d,%d]}}}`, w-3, w+3, h-3, h+3), true},
+		{"twice its size", fmt.Sprintf(`{"width":640,"height":480,"kinds":{"d20":{"w":[%d,%d],"h":[%d,%d]}}}`, 2*w, 3*w, 2*h, 3*h), false},
+		{"another view", fmt.Sprintf(`{"width":800,"height":600,"kinds":{"d20":{"w":[%d,%d],"h":[%d,%d]}}}`, 2*w, 3*w, 2*h, 3*h), true},
+	} {
+		r, err := NewReader(Options{Model: sceneSizedClassifier{sizedClassifier{fixed, tc.sizes, []string{"d20"}}, b}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		v, inView := r.forPhoto(img)
+		if sameSize := !strings.Contains(tc.name, "another"); inView || (v != r) != sameSize || v.allows("d6") == sameSize {
+			t.Errorf("%s: in view %v, reader for the photo allows d6 %v; want not in view, only d20 looked for %v", tc.name, inView, v.allows("d6"), sameSize)
+		}
+		got, err := r.Read(img)
+		if err != nil || len(got) != 1 || !centre(got[0].Box).In(want) {
+			t.Fatalf("%s: read %+v, %v; want the die in %v", tc.name, got, err, want)
+		}
+		if read := got[0].Face != nil; read != tc.read {
+			t.Errorf("%s: face %v, want read %v", tc.name, got[0].Face, tc.read)
+		}
+	}
+}

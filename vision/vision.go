@@ -272,12 +272,15 @@ func (r *Reader) needsPips() bool { return r.allows("d6") || r.pipGuard }
 
 // forPhoto says whether img shows the view of the model's scene and
 // returns the reader for it: inView, when there is one, for a photo of
-// that view.
+// that view, and for a photo of the view's size (sizes) that no learnt
+// tray shows: without one nothing else tells the view, and a frame of
+// that size the tray does not show is most likely the same camera's
+// with something amiss.
 func (r *Reader) forPhoto(img image.Image) (*Reader, bool) {
-	if img != nil && r.scene == nil && r.inView != nil && r.sizes.shows(img.Bounds()) {
-		return r.inView, false
-	}
 	if img == nil || r.scene == nil || r.opts.Background != nil || !r.scene.shows(img) {
+		if img != nil && r.opts.Background == nil && r.inView != nil && r.sizes.shows(img.Bounds()) {
+			return r.inView, false
+		}
 		return r, false
 	}
 	if r.inView != nil {
