@@ -101,6 +101,13 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "located %d of %d dice without a box %s; the rest are left out\n", loc.found, set.Unboxed(), where)
 		if scene != nil {
 			scene.AddDice(loc.boxes)
+			if k := unboxedKind(set); rep.Sizes == nil && k != "" {
+				// No box labelled: the dice located as reading finds
+				// them tell how large a whole die lies.
+				if rep.Sizes = scene.LocatedSizes(k, loc.boxes); rep.Sizes != nil {
+					printSizes(env, "located", rep.Sizes)
+				}
+			}
 		}
 	}
 	if scene != nil {
@@ -203,13 +210,7 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, vision.SceneReport, 
 		return nil, rep, err
 	}
 	if rep.Sizes != nil {
-		var ks []string
-		for k, r := range rep.Sizes.Kinds {
-			ks = append(ks, fmt.Sprintf("%s %d–%d x %d–%d", k, r.W[0], r.W[1], r.H[0], r.H[1]))
-		}
-		slices.Sort(ks)
-		fmt.Fprintf(env.Stdout, "sizes: labelled dice in the %dx%d view lie %s px; a face read through a box well outside is left unread\n",
-			rep.Sizes.Width, rep.Sizes.Height, strings.Join(ks, ", "))
+		printSizes(env, "labelled", rep.Sizes)
 	}
 	if s == nil {
 		fmt.Fprintf(env.Stdout, "scene: none learnt: %s\n", rep.Why)
@@ -226,6 +227,36 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, vision.SceneReport, 
 		"from each photo alone %d (%d invented); a chroma difference of %d from it marks a die (its steadiness allows %d)\n",
 		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone, s.Chroma(), rep.Chroma)
 	return s, rep, nil
+}
+
+// printSizes says how large the dice (labelled or located) lie in the view.
+func printSizes(env *Env, which string, v *vision.ViewSizes) {
+	var ks []string
+	for k, r := range v.Kinds {
+		ks = append(ks, fmt.Sprintf("%s %d–%d x %d–%d", k, r.W[0], r.W[1], r.H[0], r.H[1]))
+	}
+	slices.Sort(ks)
+	fmt.Fprintf(env.Stdout, "sizes: %s dice in the %dx%d view lie %s px; a face read through a box well outside is left unread\n",
+		which, v.Width, v.Height, strings.Join(ks, ", "))
+}
+
+// unboxedKind is the one kind of the set's dice labelled without a box,
+// or "" when they are of several (located boxes do not say whose they
+// are) or none.
+func unboxedKind(set *dataset.Set) string {
+	kind := ""
+	for _, ls := range set.Labels {
+		for _, l := range ls {
+			if l.HasBox {
+				continue
+			}
+			if kind != "" && l.Die != kind {
+				return ""
+			}
+			kind = l.Die
+		}
+	}
+	return kind
 }
 
 // locator finds dice without a box in enrolment photos (numeral's Locate,

@@ -230,10 +230,10 @@ func TestEnrollLearnsTheTray(t *testing.T) {
 
 // TestEnrollLocatesUnboxedDice: labels that give only the face (a
 // roller's log) are enrolled from the dice located in the learnt tray,
-// not from whole photos.
+// not from whole photos; their boxes tell the dice's sizes in the view.
 func TestEnrollLocatesUnboxedDice(t *testing.T) {
 	dir := t.TempDir()
-	o := render.DatasetOptions{Photos: 24, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 1, Width: 320, Height: 240, OneTray: true}
+	o := render.DatasetOptions{Photos: 32, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 1, Width: 320, Height: 240, OneTray: true}
 	if err := render.WriteDataset(dir, o); err != nil {
 		t.Fatal(err)
 	}
@@ -251,14 +251,24 @@ func TestEnrollLocatesUnboxedDice(t *testing.T) {
 	}
 	model := filepath.Join(t.TempDir(), "m")
 	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--lens=false", "--out", model, dir)
-	if code != 0 || !strings.Contains(out, "located 24 of 24 dice without a box") {
+	if code != 0 || !strings.Contains(out, "located 32 of 32 dice without a box") {
 		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
 	}
 	if strings.Contains(out, "lens:") {
 		t.Errorf("enroll --lens=false looked for a slant: %s", out)
 	}
-	if !strings.Contains(out, "trained: 24 die crops, ") {
-		t.Errorf("enroll should train on the 24 located dice: %s", out)
+	if !strings.Contains(out, "trained: 32 die crops, ") {
+		t.Errorf("enroll should train on the 32 located dice: %s", out)
+	}
+	if !strings.Contains(out, "sizes: located dice in the 320x240 view lie d20 ") {
+		t.Errorf("enroll should tell the located dice's sizes: %s", out)
+	}
+	m, err := numeral.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(m.Sizes()), `"d20"`) {
+		t.Errorf("model sizes %s, want the located d20's", m.Sizes())
 	}
 }
 

@@ -43,21 +43,38 @@ const (
 // learnSizes returns the size ranges of the set's labelled boxes, per kind
 // with enough of them, for photos of size (nil when no kind has enough).
 func learnSizes(set *dataset.Set, size image.Point) *ViewSizes {
-	ws, hs := map[string][]int{}, map[string][]int{}
+	boxes := map[string][]image.Rectangle{}
 	for _, f := range set.Files {
 		for _, l := range set.Labels[f] {
 			if l.HasBox {
-				ws[l.Die] = append(ws[l.Die], l.Box.Dx())
-				hs[l.Die] = append(hs[l.Die], l.Box.Dy())
+				boxes[l.Die] = append(boxes[l.Die], l.Box)
 			}
 		}
 	}
+	return sizesOf(size, boxes)
+}
+
+// LocatedSizes is the size range of kind in the scene's view from the
+// boxes enrolment located for dice labelled without one (Locate): found
+// as reading finds dice, they make a range for the same check where no
+// box was labelled. Nil with fewer than sizeMinDice boxes.
+func (s *Scene) LocatedSizes(kind string, boxes []image.Rectangle) *ViewSizes {
+	return sizesOf(image.Pt(s.Width, s.Height), map[string][]image.Rectangle{kind: boxes})
+}
+
+// sizesOf is the size range of each kind with enough boxes (nil when no
+// kind has enough) in photos of size.
+func sizesOf(size image.Point, boxes map[string][]image.Rectangle) *ViewSizes {
 	v := &ViewSizes{Width: size.X, Height: size.Y, Kinds: map[string]SizeRange{}}
-	for k, w := range ws {
-		if len(w) < sizeMinDice {
+	for k, bs := range boxes {
+		if len(bs) < sizeMinDice {
 			continue
 		}
-		v.Kinds[k] = SizeRange{trimmedRange(w), trimmedRange(hs[k])}
+		ws, hs := make([]int, len(bs)), make([]int, len(bs))
+		for i, b := range bs {
+			ws[i], hs[i] = b.Dx(), b.Dy()
+		}
+		v.Kinds[k] = SizeRange{trimmedRange(ws), trimmedRange(hs)}
 	}
 	if len(v.Kinds) == 0 {
 		return nil
