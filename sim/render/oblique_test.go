@@ -412,7 +412,9 @@ func blurRGBA(img *image.RGBA, sigma float64) {
 // the die is a 3-D icosahedron: its up face is foreshortened and the faces
 // toward the camera show their own numbers, as on the kept-back roller.
 // TOWERD_OBLIQUE_ELEV sets the camera's elevation in degrees (default 40),
-// TOWERD_OBLIQUE_SET the dice (purple, ivory, blue). A tool for measuring
+// TOWERD_OBLIQUE_SET the dice (purple, ivory, blue, red, black),
+// TOWERD_OBLIQUE_SPREAD the sd in mm of where the die lands about the
+// floor's middle (a popper's dished floor; default anywhere on it). A tool for measuring
 // `towerd enroll` and `towerd eval`, not a test run by make test.
 func TestWriteObliqueD20(t *testing.T) {
 	out := os.Getenv("TOWERD_OBLIQUE_OUT")
@@ -428,6 +430,10 @@ func TestWriteObliqueD20(t *testing.T) {
 	}
 	if v := os.Getenv("TOWERD_OBLIQUE_SET"); v != "" {
 		setName = v
+	}
+	spread := 0.0 // mm: the landing spot's sd about the middle; 0: anywhere on the floor
+	if v := os.Getenv("TOWERD_OBLIQUE_SPREAD"); v != "" {
+		fmt.Sscan(v, &spread)
 	}
 	set, ok := obliqueSets[setName]
 	if !ok {
@@ -453,7 +459,11 @@ func TestWriteObliqueD20(t *testing.T) {
 			face := 1 + r.IntN(20)
 			var x, y float64
 			for {
-				x, y = 0.85*o.rx*(2*r.Float64()-1), 0.85*o.ry*(2*r.Float64()-1)
+				if spread > 0 {
+					x, y = spread*r.NormFloat64(), spread*r.NormFloat64()
+				} else {
+					x, y = 0.85*o.rx*(2*r.Float64()-1), 0.85*o.ry*(2*r.Float64()-1)
+				}
 				if (x/o.rx)*(x/o.rx)+(y/o.ry)*(y/o.ry) <= 0.85*0.85 {
 					break
 				}
