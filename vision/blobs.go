@@ -221,12 +221,14 @@ func diffMask(c *colourImg, bg gocv.Mat, match bool, chroma int) []uint8 {
 
 // light maps the tray's colours to a photo's under another exposure and
 // white balance: luma by a gain and an offset, chroma by the same gain
-// about grey (scaling RGB scales Cr and Cb about 128) and a shift.
+// about grey (scaling RGB scales Cr and Cb about 128) and a shift that
+// grows with the tray's luma (a white balance scales R, G and B: a grey
+// of luma v turns by a tint times v).
 type light struct {
-	gain  float64
-	lut   [256]int // the tray's luma as the photo would show it
-	cgain [256]int // a tray chroma value as the photo would show it, before shift
-	shift [2]int
+	gain   float64
+	lut    [256]int    // the tray's luma as the photo would show it
+	cgain  [256]int    // a tray chroma value as the photo would show it, before shift
+	cshift [2][256]int // the chroma shift (Cr, Cb) of a tray pixel of each luma
 }
 
 // residual is how far a photo pixel a is from the tray pixel b under l:
@@ -234,7 +236,7 @@ type light struct {
 func (l *light) residual(a, b []uint8) (int, int) {
 	// Brighter than the camera can show is as bright as it shows.
 	d0 := abs(int(a[0]) - min(l.lut[b[0]], 255))
-	return d0, max(abs(int(a[1])-l.cgain[b[1]]-l.shift[0]), abs(int(a[2])-l.cgain[b[2]]-l.shift[1]))
+	return d0, max(abs(int(a[1])-l.cgain[b[1]]-l.cshift[0][b[0]]), abs(int(a[2])-l.cgain[b[2]]-l.cshift[1][b[0]]))
 }
 
 // photoLight matches the light of tray b to photo a's (YCrCb, same size)
@@ -308,25 +310,55 @@ func fitLight(n int, pair func(i int) (a, b []uint8)) light {
 		l.lut[v] = int(l.gain*float64(v) + off + 0.5)
 		l.cgain[v] = int(128 + l.gain*float64(v-128) + 0.5)
 	}
-	var cd [2][511]int32
+	// Chroma: the median shift left in each band of the tray's luma, and
+	// the tint through black that fits them best (least squares, bands
+	// weighted by their pixels): a white balance scales a pixel's chroma
+	// shift with its luma. A line with an offset would match any two
+	// colours of one tray to any two of another.
+	var cd [2][lightBands][511]int32
+	var counts [lightBands]int
 	for i := range n {
 		a, b := pair(i)
-		cd[0][255+int(a[1])-l.cgain[b[1]]]++
-		cd[1][255+int(a[2])-l.cgain[b[2]]]++
+		band := int(b[0]) * lightBands / 256
+		counts[band]++
+		cd[0][band][255+int(a[1])-l.cgain[b[1]]]++
+		cd[1][band][255+int(a[2])-l.cgain[b[2]]]++
 	}
 	for ch := range 2 {
-		l.shift[ch] = min(max(int(median(cd[ch][:], n))-255, -maxChromaShift), maxChromaShift)
+		var sxx, sxy float64
+		for band, total := range counts {
+			if total == 0 || total*100 < n {
+				continue
+			}
+			w, x := float64(total), (float64(band)+0.5)*256/lightBands
+			sxx += w * x * x
+			sxy += w * x * (median(cd[ch][band][:], total) - 255)
+		}
+		if sxx == 0 {
+			continue
+		}
+		tint := sxy / sxx
+		for v := range l.cshift[ch] {
+			lim := max(maxChromaShift, maxChromaTint*float64(v))
+			l.cshift[ch][v] = int(math.Round(min(max(tint*float64(v), -lim), lim)))
+		}
 	}
 	return l
 }
 
 // maxShift bounds the change of luma, maxGain its gain, and
-// maxChromaShift the change of colour (white balance) that matching the
-// light takes off: more than that is not the same tray.
+// maxChromaShift, or maxChromaTint times the tray's luma where that is
+// more, the change of colour (white balance) that matching the light
+// takes off: more than that is not the same tray. A webcam's white
+// balance drifting from daylight toward a lamp (R ×1.15, B ×0.8) turns a
+// light grey of luma 180 by about +16 Cr and −22 Cb, a dark felt of luma
+// 70 by less than 10 (where a tint as large would make one felt
+// another: grey neoprene brown leather).
 const (
 	maxShift       = 48
 	maxGain        = 1.3
 	maxChromaShift = 10
+	maxChromaTint  = 0.14
 )
 
 // findBlobs returns the regions of c that differ from bg (same size), a
