@@ -262,8 +262,10 @@ const lightBands = 16
 // pixels (photo, tray; YCrCb). Luma: a line from the tray's luma to the
 // median of the photo's over each band of the tray's luma (least squares,
 // bands weighted by their pixels), within the exposure drift a camera
-// shows. Chroma: the median shift left once the gain is applied. Dice
-// cover a minority of each band, so the medians are the tray's.
+// shows. Chroma: the tint (a shift growing with the tray's luma) that
+// best fits the median shift left in each band once the gain is
+// applied. Dice cover a minority of each band, so the medians are the
+// tray's.
 func fitLight(n int, pair func(i int) (a, b []uint8)) light {
 	var ya [lightBands][256]int32
 	for i := range n {

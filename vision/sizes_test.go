@@ -205,8 +205,8 @@ func (s sceneSizedClassifier) Scene() json.RawMessage { return s.scene }
 // tray) is most likely the same camera's: only the enrolled kinds are
 // looked for and a box well beyond its kind's size leaves the face
 // unread, as in the view. Before, such a frame was read for every kind
-// without the sizes, and a die whose top was lost read a confident wrong
-// face (the 45° stand-in, its colours cast green).
+// without the sizes (a die read through a box cut short reads a
+// confident wrong face: on the 45° stand-in cast green, 12 as 1).
 func TestSizesHoldOffTheLearntTray(t *testing.T) {
 	set, decode := rollerSet(newRollerScene(1), 30, 1)
 	s, rep, err := LearnScene(set, decode)
