@@ -58,6 +58,10 @@ type fileModel struct {
 	// absent when the photos did not share one view. A towerd before it
 	// answers faces read through boxes that hold only part of a die.
 	Sizes json.RawMessage `json:"sizes,omitempty"`
+	// MinSharpness is the least sharpness a view of a die must have for
+	// its face to be read (Model.minSharp); absent: no check. A towerd
+	// before it reads blurred dice, answering guesses.
+	MinSharpness float64 `json:"min_sharpness,omitempty"`
 }
 
 // fileVersion is the model file version an Arch needs.
@@ -77,6 +81,7 @@ func (m *Model) Save(path string) error {
 	f := fileModel{
 		Format: fileFormat, Version: m.arch.fileVersion(), Arch: m.arch, View: m.view,
 		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene, BoxFix: m.boxFix, Sizes: m.sizes,
+		MinSharpness: m.minSharp,
 	}
 	if !m.lens.straight() {
 		l := m.lens
@@ -180,6 +185,9 @@ func decode(data []byte) (*Model, error) {
 	if !(f.Temperature > 0.01 && f.Temperature < 100) {
 		return nil, fmt.Errorf("temperature %g out of range", f.Temperature)
 	}
+	if !(f.MinSharpness >= 0 && f.MinSharpness < 100) {
+		return nil, fmt.Errorf("min_sharpness %g out of range", f.MinSharpness)
+	}
 	if len(f.Params) != 4*nt.nParams {
 		return nil, fmt.Errorf("params: %d bytes, architecture needs %d", len(f.Params), 4*nt.nParams)
 	}
@@ -194,5 +202,6 @@ func decode(data []byte) (*Model, error) {
 	return &Model{
 		arch: f.Arch, net: nt, params: p, classes: slices.Clip(f.Classes),
 		view: f.View, lens: lens, temp: f.Temperature, stats: f.Stats, scene: f.Scene, boxFix: f.BoxFix, sizes: f.Sizes,
+		minSharp: f.MinSharpness,
 	}, nil
 }

@@ -57,7 +57,12 @@ type Model struct {
 	scene   json.RawMessage // see fileModel.Scene
 	boxFix  []float64       // see fileModel.BoxFix
 	sizes   json.RawMessage // see fileModel.Sizes
-	works   sync.Pool
+	// minSharp is the least sharpness of the training dice, times
+	// sharpSlack; 0: none known. A die blurrier than that (still moving,
+	// a camera out of focus) shows the net what it never learnt, and its
+	// confident answers are guesses.
+	minSharp float64
+	works    sync.Pool
 }
 
 // sides returns the number of sides of a die name, or 0.
@@ -226,6 +231,7 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 	}
 	sum, low := w.sum[:n], w.sum[n:2*n]
 	clear(sum)
+	blurred := m.minSharp > 0 && sharpness(c) < m.minSharp
 	if m.arch.Polar {
 		// A quarter turn is a shift by whole angle cells, which a polar
 		// net does not see: its second look is turned by half a cell of
@@ -279,7 +285,89 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 	if best < 0 {
 		return "", 0, 0, 0
 	}
+	if blurred {
+		// The kind stands (an outline blurs little); the face is unknown.
+		return m.classes[best].Die, m.classes[best].Face, 0, 0
+	}
 	return m.classes[best].Die, m.classes[best].Face, float64(low[best]), float64(sum[best]) / float64(views)
+}
+
+// sharpness is how sharp the die in c is: over the middle of the die,
+// sampled on a sharpGrid-cell square whatever the die's size in pixels,
+// the mean square of the luma's step to the next cell along the least
+// sharp of four directions, against twice the luma's variance there (1
+// for noise, near 0 for a smooth ramp). A die moving during the exposure
+// is blurred along one direction only, which the least of the four
+// finds.
+func sharpness(c *canon) float64 {
+	const g = sharpGrid
+	side := c.dieSide() * 0.8
+	if side < 4 {
+		return 0
+	}
+	n := c.w * c.h
+	luma := func(x, y int) float64 {
+		x, y = min(max(x, 0), c.w-1), min(max(y, 0), c.h-1)
+		i := y*c.w + x
+		return float64(int(c.pix[i])+int(c.pix[n+i])+int(c.pix[2*n+i])) / 3
+	}
+	var grid [g * g]float64
+	step := side / g
+	x0, y0 := float64(c.w)/2-side/2, float64(c.h)/2-side/2
+	for gy := range g {
+		for gx := range g {
+			fx, fy := x0+(float64(gx)+0.5)*step-0.5, y0+(float64(gy)+0.5)*step-0.5
+			ix, iy := int(math.Floor(fx)), int(math.Floor(fy))
+			ax, ay := fx-float64(ix), fy-float64(iy)
+			grid[gy*g+gx] = (1-ay)*((1-ax)*luma(ix, iy)+ax*luma(ix+1, iy)) + ay*((1-ax)*luma(ix, iy+1)+ax*luma(ix+1, iy+1))
+		}
+	}
+	var s, s2 float64
+	var steps [4]float64
+	cnt := 0
+	for y := 1; y < g-1; y++ {
+		for x := 1; x < g-1; x++ {
+			v := grid[y*g+x]
+			s += v
+			s2 += v * v
+			cnt++
+			for k, o := range [4][2]int{{1, 0}, {0, 1}, {1, 1}, {1, -1}} {
+				dv := grid[(y+o[1])*g+x+o[0]] - v
+				steps[k] += dv * dv
+			}
+		}
+	}
+	m := s / float64(cnt)
+	vr := s2/float64(cnt) - m*m
+	if vr < 1 {
+		return 0 // a flat crop: nothing to judge
+	}
+	return slices.Min(steps[:]) / float64(cnt) / (2 * vr)
+}
+
+// sharpGrid is the side, in cells, of the square sharpness samples the
+// die on: a die of 60 px or so is seen at about its own pixels.
+const sharpGrid = 48
+
+// sharpSlack is how much blurrier than the blurriest of the training
+// dice (its sharpest 99%: a stray photo) a die may be and still be read.
+const sharpSlack = 0.8
+
+// minSharpness is the least sharpness a die must have to be read: that
+// of the training dice, the 1% blurriest left out, times sharpSlack; 0 (no
+// check) without dice.
+func minSharpness(train []item) float64 {
+	var v []float64
+	for _, it := range train {
+		if it.class != 0 {
+			v = append(v, sharpness(it.c))
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return sharpSlack * v[len(v)/100]
 }
 
 // probsView runs the net on view v of c and returns the calibrated class

@@ -248,6 +248,7 @@ func Train(samples []Sample, opts TrainOptions) (*Model, error) {
 		return nil, err
 	}
 	m.temp = calibrate(m, train, val, opts.Seed)
+	m.minSharp = minSharpness(train)
 	m.stats = stats(m, train, val, opts.Seed)
 	m.stats.Epochs = t.epochsRun
 	m.stats.Duration = time.Since(start)
