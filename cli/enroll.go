@@ -161,6 +161,9 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	st := m.Stats()
 	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
 		st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
+	if ms := m.MinSharpness(); ms > 0 {
+		fmt.Fprintf(env.Stdout, "sharpness: a die blurrier than %.4f (0.8 of the blurriest training dice's, the 1%% most blurred left out) is left unread\n", ms)
+	}
 	var weak, poor []string
 	for _, k := range st.Kinds {
 		fmt.Fprintf(env.Stdout, "  %-4s train %d acc %.3f, augmented %.3f, held back %d acc %.3f answered %.3f\n",

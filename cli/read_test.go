@@ -260,6 +260,9 @@ func TestEnrollLocatesUnboxedDice(t *testing.T) {
 	if !strings.Contains(out, "trained: 32 die crops, ") {
 		t.Errorf("enroll should train on the 32 located dice: %s", out)
 	}
+	if !strings.Contains(out, "sharpness: a die blurrier than ") {
+		t.Errorf("enroll should tell the least sharpness read: %s", out)
+	}
 	if !strings.Contains(out, "sizes: located dice in the 320x240 view lie d20 ") {
 		t.Errorf("enroll should tell the located dice's sizes: %s", out)
 	}
@@ -269,6 +272,9 @@ func TestEnrollLocatesUnboxedDice(t *testing.T) {
 	}
 	if !strings.Contains(string(m.Sizes()), `"d20"`) {
 		t.Errorf("model sizes %s, want the located d20's", m.Sizes())
+	}
+	if m.MinSharpness() <= 0 {
+		t.Errorf("model least sharpness %g, want above 0", m.MinSharpness())
 	}
 }
 

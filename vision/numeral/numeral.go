@@ -145,6 +145,10 @@ func (m *Model) SetBoxFix(f []float64) { m.boxFix = f }
 // it.
 func (m *Model) Sizes() json.RawMessage { return m.sizes }
 
+// MinSharpness is the least sharpness a die must have for its face to be
+// read (the training dice's 1st percentile, times sharpSlack); 0: no check.
+func (m *Model) MinSharpness() float64 { return m.minSharp }
+
 // SetSizes stores die sizes encoded by package vision, written with the
 // model.
 func (m *Model) SetSizes(s json.RawMessage) { m.sizes = s }
