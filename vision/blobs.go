@@ -268,9 +268,12 @@ const lightBands = 16
 // tray's.
 func fitLight(n int, pair func(i int) (a, b []uint8)) light {
 	var ya [lightBands][256]int32
+	var counts [lightBands]int // the tray's pixels in each band
 	for i := range n {
 		a, b := pair(i)
-		ya[int(b[0])*lightBands/256][a[0]]++
+		band := int(b[0]) * lightBands / 256
+		ya[band][a[0]]++
+		counts[band]++
 	}
 	median := func(hist []int32, total int) float64 {
 		acc := 0
@@ -281,14 +284,12 @@ func fitLight(n int, pair func(i int) (a, b []uint8)) light {
 		}
 		return float64(len(hist) - 1)
 	}
+	// A band of under 1% of the pixels is too few to say.
+	few := func(total int) bool { return total == 0 || total*100 < n }
 	var sw, sx, sy, sxx, sxy float64
-	for band := range lightBands {
-		total := 0
-		for _, k := range ya[band] {
-			total += int(k)
-		}
-		if total == 0 || total*100 < n {
-			continue // too few pixels to say
+	for band, total := range counts {
+		if few(total) {
+			continue
 		}
 		w := float64(total)
 		x := (float64(band) + 0.5) * 256 / lightBands
@@ -318,18 +319,16 @@ func fitLight(n int, pair func(i int) (a, b []uint8)) light {
 	// shift with its luma. A line with an offset would match any two
 	// colours of one tray to any two of another.
 	var cd [2][lightBands][511]int32
-	var counts [lightBands]int
 	for i := range n {
 		a, b := pair(i)
 		band := int(b[0]) * lightBands / 256
-		counts[band]++
 		cd[0][band][255+int(a[1])-l.cgain[b[1]]]++
 		cd[1][band][255+int(a[2])-l.cgain[b[2]]]++
 	}
 	for ch := range 2 {
 		var sxx, sxy float64
 		for band, total := range counts {
-			if total == 0 || total*100 < n {
+			if few(total) {
 				continue
 			}
 			w, x := float64(total), (float64(band)+0.5)*256/lightBands

@@ -75,14 +75,7 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 		if err := blobs(); err != nil {
 			return nil, err
 		}
-		// Sizes hold for photos of the model's view's size (fits checks
-		// it), the boxes found as the sizes' were (no empty-tray photo's,
-		// which hold the shadow). A photo of that size the learnt tray
-		// does not show is most likely the same camera's with something
-		// amiss (a corrupt frame, a hand, a moved tray): a box cut short
-		// there reads a confident wrong face as well.
-		sized := r.opts.Background == nil
-		out = r.mergeBlobs(img, out, bs, witnesses, sized)
+		out = r.mergeBlobs(img, out, bs, witnesses)
 	}
 	crop := r.opts.Crop
 	if crop.Empty() && r.opts.Background == nil && inView {
@@ -164,7 +157,7 @@ func (r *Reader) blobs(img image.Image, inView bool) ([]blob, error) {
 // witnesses are pip faces of two or more pips: a die the model reads
 // whose top one is must be read as a d6 of that many pips, else its face
 // is unread (and its kind, unless d6).
-func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []witness, sized bool) []Die {
+func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []witness) []Die {
 	var leaning []Die
 	var leaningOnes []image.Rectangle
 	if r.modelReadsD6() {
@@ -254,6 +247,14 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				if conf >= r.opts.MinConfidence && !d.Cocked {
 					d.Face = intp(f)
 				}
+				// Sizes hold for photos of the model's view's size (fits
+				// checks it), the boxes found as the sizes' were (no
+				// empty-tray photo's, which hold the shadow). A photo of
+				// that size the learnt tray does not show is most likely
+				// the same camera's with something amiss (a corrupt frame,
+				// a hand, a moved tray): a box cut short there reads a
+				// confident wrong face as well.
+				sized := r.opts.Background == nil
 				if d.Face != nil && sized && !r.sizes.fits(img.Bounds(), kind, b.box) {
 					// The region is not the size of this kind's dice in
 					// the camera's view: only part of the die (a light

@@ -46,7 +46,7 @@ func TestMergeBlobsModelOverrulesPips(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := r.mergeBlobs(img, pip(), []blob{b}, nil, false)
+		got := r.mergeBlobs(img, pip(), []blob{b}, nil)
 		if len(got) != 1 {
 			t.Fatalf("%s: %d dice, want 1", tc.name, len(got))
 		}
@@ -78,7 +78,7 @@ func TestMergeBlobsSpeckOnNumberedDie(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.mergeBlobs(img, speck, []blob{b}, nil, false)
+	got := r.mergeBlobs(img, speck, []blob{b}, nil)
 	if len(got) != 1 || got[0].Kind != "d20" || got[0].Face == nil || *got[0].Face != 7 || got[0].Box != b.box {
 		t.Fatalf("got %+v, want one d20 7 at the blob", got)
 	}
@@ -128,7 +128,7 @@ func TestMergeBlobsNumberedD6(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.mergeBlobs(img, pips, []blob{b}, nil, false)
+	got := r.mergeBlobs(img, pips, []blob{b}, nil)
 	if len(got) != 1 || got[0].Kind != "d6" || got[0].Face == nil || *got[0].Face != 4 || got[0].Box != b.box {
 		t.Fatalf("got %+v, want one d6 4 at the blob", got)
 	}
@@ -137,11 +137,11 @@ func TestMergeBlobsNumberedD6(t *testing.T) {
 	// dot of a numeral) and a face of more pips is left unread.
 	r, _ = NewReader(Options{Model: kindsClassifier{fixedClassifier{"d20", 7, 0.5}, []string{"d20"}}})
 	pips[0].pips, pips[1].pips = 1, 3
-	if got := r.mergeBlobs(img, pips, []blob{b}, nil, false); len(got) != 1 || got[0].Face == nil || *got[0].Face != 3 || got[0].Box != b.box {
+	if got := r.mergeBlobs(img, pips, []blob{b}, nil); len(got) != 1 || got[0].Face == nil || *got[0].Face != 3 || got[0].Box != b.box {
 		t.Fatalf("without a d6 model: %+v, want the d6 3 on the blob only", got)
 	}
 	three := Die{Kind: "d6", Face: intp(3), Confidence: 0.97, Box: image.Rect(150, 150, 170, 170), pips: 3}
-	if got := r.mergeBlobs(img, []Die{three}, nil, nil, false); len(got) != 1 || got[0].Face != nil || got[0].Confidence > 0.5 {
+	if got := r.mergeBlobs(img, []Die{three}, nil, nil); len(got) != 1 || got[0].Face != nil || got[0].Confidence > 0.5 {
 		t.Fatalf("a 3 on no die-like region: %+v, want a d6 of unread face", got)
 	}
 }
@@ -239,18 +239,18 @@ func TestMergeBlobsPipGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := r.mergeBlobs(img, nil, []blob{onGuard, other}, []witness{{image.Rect(56, 56, 104, 104), 4, witnessShare, 5}}, false)
+	got := r.mergeBlobs(img, nil, []blob{onGuard, other}, []witness{{image.Rect(56, 56, 104, 104), 4, witnessShare, 5}})
 	if len(got) != 2 || got[0].Kind != "" || got[0].Face != nil || got[1].Kind != "d20" || got[1].Face == nil || *got[1].Face != 17 {
 		t.Fatalf("got %+v, want an unread die of no kind at the guard and a d20 17", got)
 	}
 	// A "face" far smaller than the die (the pip-like marks of a d12's
 	// small numerals) is no witness, nor one whose pips are tiny for the
 	// die (a d20's numeral dots: radius 2.4 px on a 54 px die).
-	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(70, 70, 90, 90), 2, witnessShare, 5}}, false)
+	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(70, 70, 90, 90), 2, witnessShare, 5}})
 	if len(got) != 1 || got[0].Face == nil || *got[0].Face != 17 {
 		t.Errorf("a small pip face on a d20: got %+v, want d20 17", got)
 	}
-	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), 2, 0.25, 2.4}}, false)
+	got = r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), 2, 0.25, 2.4}})
 	if len(got) != 1 || got[0].Face == nil || *got[0].Face != 17 {
 		t.Errorf("a face of tiny pips on a d20: got %+v, want d20 17", got)
 	}
@@ -258,7 +258,7 @@ func TestMergeBlobsPipGuard(t *testing.T) {
 	// the face is unread where they do not.
 	for _, c := range []struct{ pips, want int }{{6, 6}, {2, 0}} {
 		r, _ := NewReader(Options{Model: kindsClassifier{fixedClassifier{"d6", 6, 0.99}, []string{"d6", "d20"}}})
-		got := r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare, 5}}, false)
+		got := r.mergeBlobs(img, nil, []blob{onGuard}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare, 5}})
 		if len(got) != 1 || got[0].Kind != "d6" || (c.want == 0) != (got[0].Face == nil) || (got[0].Face != nil && *got[0].Face != c.want) {
 			t.Errorf("model 6, pips %d: got %+v", c.pips, got)
 		}
@@ -277,14 +277,14 @@ func TestMergeBlobsDropsSlivers(t *testing.T) {
 	pip := []Die{{Kind: "d6", Face: intp(2), Confidence: 0.99, Box: image.Rect(50, 50, 110, 110), pips: 2}}
 	sliver := blob{box: image.Rect(120, 60, 140, 90), solid: 0.95, aspect: 1.5, corners: 4}
 	die := blob{box: image.Rect(250, 50, 305, 110), solid: 0.95, aspect: 1.1, corners: 6}
-	got := r.mergeBlobs(img, pip, []blob{sliver, die}, nil, false)
+	got := r.mergeBlobs(img, pip, []blob{sliver, die}, nil)
 	if len(got) != 2 || got[0].Face == nil || *got[0].Face != 2 || got[1].Box != die.box || got[1].Face != nil {
 		t.Fatalf("got %+v, want the d6 2 and the unread die, not the sliver", got)
 	}
 	// A region smaller than the face, under it (a lit side), is no
 	// outline for it: the face keeps its own box.
 	part := blob{box: image.Rect(60, 80, 100, 110), solid: 0.95, aspect: 1.3, corners: 4}
-	got = r.mergeBlobs(img, []Die{{Kind: "d6", Face: intp(2), Box: image.Rect(50, 50, 110, 110), pips: 2}}, []blob{part}, nil, false)
+	got = r.mergeBlobs(img, []Die{{Kind: "d6", Face: intp(2), Box: image.Rect(50, 50, 110, 110), pips: 2}}, []blob{part}, nil)
 	if len(got) != 1 || got[0].Box != image.Rect(50, 50, 110, 110) || got[0].Face == nil {
 		t.Fatalf("got %+v, want the d6 2 with its face's box", got)
 	}
@@ -306,7 +306,7 @@ func TestMergeBlobsLeaningOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := r.mergeBlobs(img, lean, []blob{b}, nil, false)
+		got := r.mergeBlobs(img, lean, []blob{b}, nil)
 		if len(got) != 1 || got[0].Cocked != c.wantCocked || (got[0].Face == nil) != c.wantCocked {
 			t.Errorf("model reads %s %d: got %+v, want cocked %v", c.model.die, c.model.face, got, c.wantCocked)
 		}
@@ -370,7 +370,7 @@ func TestMergeBlobsWitnessGrown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := r.mergeBlobs(img, nil, []blob{b}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare, 5}}, false)
+		got := r.mergeBlobs(img, nil, []blob{b}, []witness{{image.Rect(56, 56, 104, 104), c.pips, witnessShare, 5}})
 		if len(got) != 1 || (c.want == 0) != (got[0].Face == nil) || (got[0].Face != nil && *got[0].Face != c.want) {
 			t.Errorf("pips %d: got %+v, want face %d (0: unread)", c.pips, got, c.want)
 		}

@@ -277,16 +277,18 @@ func (r *Reader) needsPips() bool { return r.allows("d6") || r.pipGuard }
 // that size the tray does not show is most likely the same camera's
 // with something amiss.
 func (r *Reader) forPhoto(img image.Image) (*Reader, bool) {
-	if img == nil || r.scene == nil || r.opts.Background != nil || !r.scene.shows(img) {
-		if img != nil && r.opts.Background == nil && r.inView != nil && r.sizes.shows(img.Bounds()) {
-			return r.inView, false
-		}
+	switch {
+	case img == nil:
 		return r, false
+	case r.scene != nil && r.opts.Background == nil && r.scene.shows(img):
+		if r.inView != nil {
+			return r.inView, true
+		}
+		return r, true
+	case r.inView != nil && r.sizes.shows(img.Bounds()): // never with a Background
+		return r.inView, false
 	}
-	if r.inView != nil {
-		return r.inView, true
-	}
-	return r, true
+	return r, false
 }
 
 // ReadMat finds and reads the dice in a BGR (or grey) Mat, as a camera
