@@ -247,8 +247,21 @@ func TestDamagedMiddleRecordCostsOnlyItself(t *testing.T) {
 	mustFinish(t, s, "id:c", Result, result("c"))
 	s.Close()
 
-	f, _ := os.OpenFile(filepath.Join(dir, logName), os.O_RDWR, 0)
-	f.WriteAt([]byte{0xff}, mid+frameHeader+3) // inside b's accept record
+	// Flip every bit of one byte inside b's accept record. Writing a fixed
+	// 0xff was no damage when the byte (part of the wall-clock time) already
+	// held 0xff, which made the test fail about once in 128 runs.
+	f, err := os.OpenFile(filepath.Join(dir, logName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := mid + frameHeader + 3
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{^b[0]}, at); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 
 	s = open(t, dir, Options{})
