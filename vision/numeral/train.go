@@ -466,15 +466,27 @@ func augment(c *canon, ar Arch, frac float64, l Lens, rotDeg, zoom float64, r *r
 func photometric(x []float32, h, w, channels int, r *rand.Rand) {
 	n := h * w
 	gamma := math.Exp((2*r.Float64() - 1) * math.Log(1.5))
+	// The gamma curve is tabulated and interpolated: a math.Pow per input
+	// value was a tenth of a training step. The table is off by at most
+	// 0.004 of full scale (in its darkest step, at the strongest gamma),
+	// a tenth of the most sensor noise added below.
+	var curve [gammaCells + 2]float32
+	for i := range gammaCells + 1 {
+		curve[i] = float32(math.Pow(float64(i)/gammaCells, gamma))
+	}
+	curve[gammaCells+1] = curve[gammaCells]
 	for ch := 0; ch < channels; ch++ {
 		gain := 1.0
 		if channels > 1 {
 			gain = math.Exp(0.1 * r.NormFloat64())
 		}
 		pl := x[ch*n : ch*n+n]
-		g := float32(gain)
+		g := float32(gain) * gammaCells
 		for i, v := range pl {
-			pl[i] = float32(math.Pow(float64(min(1, v*g)), gamma))
+			t := min(gammaCells, max(0, v*g))
+			k := int(t)
+			f := t - float32(k)
+			pl[i] = curve[k] + f*(curve[k+1]-curve[k])
 		}
 	}
 	if r.Float64() < 0.5 {
@@ -486,6 +498,10 @@ func photometric(x []float32, h, w, channels int, r *rand.Rand) {
 		}
 	}
 }
+
+// gammaCells is the number of steps photometric tabulates its gamma
+// curve in.
+const gammaCells = 256
 
 // blur applies a separable Gaussian of the given sigma to each h×w plane.
 // (On a polar view it blurs along radius and angle, which is near enough.)
