@@ -297,57 +297,45 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 }
 
 // sharpness is how sharp the die in c is: over the middle of the die,
-// sampled on a sharpGrid-cell square whatever the die's size in pixels,
-// the mean square of the luma's step to the next cell along the least
-// sharp of four directions, against twice the luma's variance there (1
-// for noise, near 0 for a smooth ramp). A die moving during the exposure
-// is blurred along one direction only, which the least of the four
-// finds.
+// sampled in grey on a sharpGrid-cell square whatever the die's size in
+// pixels (the net's own sampler), the mean square of the luma's step to
+// the next cell along the least sharp of four directions, against twice
+// the luma's variance there (1 for noise, near 0 for a smooth ramp). A
+// die moving during the exposure is blurred along one direction only,
+// which the least of the four finds.
 func sharpness(c *canon) float64 {
 	const g = sharpGrid
-	side := c.dieSide() * 0.8
-	if side < 4 {
+	if c.dieSide()*sharpFrac < 4 {
 		return 0
 	}
-	n := c.w * c.h
-	luma := func(x, y int) float64 {
-		x, y = min(max(x, 0), c.w-1), min(max(y, 0), c.h-1)
-		i := y*c.w + x
-		return float64(int(c.pix[i])+int(c.pix[n+i])+int(c.pix[2*n+i])) / 3
-	}
-	var grid [g * g]float64
-	step := side / g
-	x0, y0 := float64(c.w)/2-side/2, float64(c.h)/2-side/2
-	for gy := range g {
-		for gx := range g {
-			fx, fy := x0+(float64(gx)+0.5)*step-0.5, y0+(float64(gy)+0.5)*step-0.5
-			ix, iy := int(math.Floor(fx)), int(math.Floor(fy))
-			ax, ay := fx-float64(ix), fy-float64(iy)
-			grid[gy*g+gx] = (1-ay)*((1-ax)*luma(ix, iy)+ax*luma(ix+1, iy)) + ay*((1-ax)*luma(ix, iy+1)+ax*luma(ix+1, iy+1))
-		}
-	}
+	var grid [g * g]float32
+	c.sample(centreView(c, g, sharpFrac), Arch{Size: g, Channels: 1}, grid[:])
 	var s, s2 float64
 	var steps [4]float64
 	cnt := 0
 	for y := 1; y < g-1; y++ {
 		for x := 1; x < g-1; x++ {
-			v := grid[y*g+x]
+			v := float64(grid[y*g+x])
 			s += v
 			s2 += v * v
 			cnt++
 			for k, o := range [4][2]int{{1, 0}, {0, 1}, {1, 1}, {1, -1}} {
-				dv := grid[(y+o[1])*g+x+o[0]] - v
+				dv := float64(grid[(y+o[1])*g+x+o[0]]) - v
 				steps[k] += dv * dv
 			}
 		}
 	}
 	m := s / float64(cnt)
 	vr := s2/float64(cnt) - m*m
-	if vr < 1 {
-		return 0 // a flat crop: nothing to judge
+	if vr < 1.0/(255*255) {
+		return 0 // a flat crop (a luma sd under one level): nothing to judge
 	}
 	return slices.Min(steps[:]) / float64(cnt) / (2 * vr)
 }
+
+// sharpFrac is the share of the die's side, about its middle, that
+// sharpness looks at.
+const sharpFrac = 0.8
 
 // sharpGrid is the side, in cells, of the square sharpness samples the
 // die on: a die of 60 px or so is seen at about its own pixels.
