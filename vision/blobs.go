@@ -196,27 +196,120 @@ const (
 // drifts) still matches where nothing lies on it. A tray estimated from
 // the photo itself has its light already.
 func diffMask(c *colourImg, bg gocv.Mat, match bool, chroma int) []uint8 {
+	mask, _ := diffMasks(c, bg, match, chroma)
+	return mask
+}
+
+// diffMasks is diffMask also returning the weak mask: the pixels (255)
+// that differ from bg by half as much, where a die of about the colour
+// of what lies behind it still shows (see growInto).
+func diffMasks(c *colourImg, bg gocv.Mat, match bool, chroma int) (mask, weak []uint8) {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	a, err := c.mat.DataPtrUint8()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	b, err := bg.DataPtrUint8()
 	if err != nil || len(b) != len(a) {
-		return nil
+		return nil, nil
 	}
 	l := sameLight()
 	if match {
 		l = photoLight(a, b)
 	}
-	mask := make([]uint8, w*h)
+	mask, weak = make([]uint8, w*h), make([]uint8, w*h)
 	for i := range mask {
 		d0, dc := l.residual(a[3*i:3*i+3], b[3*i:3*i+3])
 		if d0 >= blobThreshold || dc >= chroma {
 			mask[i] = 255
 		}
+		if 2*d0 >= blobThreshold || 2*dc >= chroma {
+			weak[i] = 255
+		}
 	}
-	return mask
+	return mask, weak
+}
+
+// growShare is how far, as a share of a region's longer side, growInto
+// may extend it.
+const growShare = 0.4
+
+// growInto extends each region of mask (w×h, 255 marks) by the pixels of
+// weak that join it, up to growShare of its own size out: where a die
+// lies over something of about its own colour (a black die against a
+// roller's dark body) only its numerals differ clearly, the opening drops
+// them, and the region ends where the die's colour meets the body's. Its
+// box was then cut short by up to a third of the die, and the face read
+// through it was a side's. A pixel next to another region is left out,
+// so that two regions never join by growing.
+func growInto(mask, weak []uint8, w, h int) {
+	label := make([]int32, w*h)
+	// around calls f with each pixel next to pixel j (8 of them, fewer at
+	// the photo's edge) until f returns false.
+	around := func(j int, f func(k int) bool) {
+		x, y := j%w, j/w
+		for yy := max(y-1, 0); yy <= min(y+1, h-1); yy++ {
+			for xx := max(x-1, 0); xx <= min(x+1, w-1); xx++ {
+				if k := yy*w + xx; k != j && !f(k) {
+					return
+				}
+			}
+		}
+	}
+	var limit []int // per region, the steps it may grow
+	var front, stack []int
+	// Label the regions (8-connected) and measure their boxes.
+	for i, v := range mask {
+		if v == 0 || label[i] != 0 {
+			continue
+		}
+		id := int32(len(limit) + 1)
+		x0, y0, x1, y1 := w, h, 0, 0
+		label[i] = id
+		stack = append(stack[:0], i)
+		for len(stack) > 0 {
+			j := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			front = append(front, j)
+			x0, y0, x1, y1 = min(x0, j%w), min(y0, j/w), max(x1, j%w), max(y1, j/w)
+			around(j, func(k int) bool {
+				if mask[k] != 0 && label[k] == 0 {
+					label[k] = id
+					stack = append(stack, k)
+				}
+				return true
+			})
+		}
+		limit = append(limit, int(growShare*float64(max(x1-x0, y1-y0)+1)))
+	}
+	// Grow all regions a step at a time; a pixel next to another region
+	// than the one reaching it is left out.
+	var next []int
+	for step := 1; len(front) > 0; step++ {
+		next = next[:0]
+		for _, j := range front {
+			id := label[j]
+			if step > limit[id-1] {
+				continue
+			}
+			around(j, func(k int) bool {
+				if label[k] != 0 || weak[k] == 0 {
+					return true
+				}
+				other := false
+				around(k, func(n int) bool {
+					other = label[n] != 0 && label[n] != id
+					return !other
+				})
+				if !other {
+					label[k], mask[k] = id, 255
+					next = append(next, k)
+				}
+				return true
+			})
+		}
+		front, next = next, front
+	}
 }
 
 // light maps the tray's colours to a photo's under another exposure and
@@ -373,8 +466,8 @@ func findBlobs(c *colourImg, bg gocv.Mat) []blob {
 // (see diffMask), also returning the cleaned mask the regions were found
 // in (for litBox).
 func findBlobsMask(c *colourImg, bg gocv.Mat, chroma int) ([]blob, []uint8) {
-	mask := diffMask(c, bg, true, chroma)
-	return maskBlobs(c, mask, nil), mask // maskBlobs cleans mask in place
+	mask, weak := diffMasks(c, bg, true, chroma)
+	return maskBlobs(c, mask, weak, nil), mask // maskBlobs cleans mask in place
 }
 
 // findBlobsAlone returns the regions of c that differ from the tray,
@@ -390,7 +483,7 @@ func findBlobsAlone(c *colourImg) []blob {
 	if tray == nil {
 		bg := estimateBackground(c)
 		defer bg.Close()
-		return maskBlobs(c, diffMask(c, bg, false, blobChroma), nil)
+		return maskBlobs(c, diffMask(c, bg, false, blobChroma), nil, nil)
 	}
 	filled := c.mat.Clone()
 	defer filled.Close()
@@ -418,7 +511,7 @@ func findBlobsAlone(c *colourImg) []blob {
 	if p := plainShare(c, tray, felt); p >= plainTray {
 		tv = &trayView{c: c, bg: bg}
 	}
-	bs := maskBlobs(c, mask, tv)
+	bs := maskBlobs(c, mask, nil, tv)
 	return slices.DeleteFunc(bs, func(b blob) bool { return c.shade(mask, bg, b) })
 }
 
@@ -569,7 +662,7 @@ const feltTolerance = blobThreshold
 // the Mat shares the slice), so the caller reads the cleaned mask after.
 // With tv, a region that is not die-like is looked into for dice (see
 // dieWithin).
-func maskBlobs(c *colourImg, maskBuf []uint8, tv *trayView) []blob {
+func maskBlobs(c *colourImg, maskBuf, weak []uint8, tv *trayView) []blob {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	if maskBuf == nil {
 		return nil
@@ -585,6 +678,15 @@ func maskBlobs(c *colourImg, maskBuf []uint8, tv *trayView) []blob {
 	k5 := gocv.GetStructuringElement(gocv.MorphEllipse, image.Pt(5, 5))
 	defer k5.Close()
 	gocv.MorphologyEx(mask, &mask, gocv.MorphClose, k5)
+	if weak != nil {
+		// A weak pixel counts where most of its neighbours are weak too:
+		// pixels of noise would give the region tendrils.
+		if wm, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, weak); err == nil {
+			gocv.MedianBlur(wm, &wm, 3)
+			wm.Close()
+		}
+		growInto(maskBuf, weak, w, h)
+	}
 	cs := gocv.FindContours(mask, gocv.RetrievalExternal, gocv.ChainApproxSimple)
 	defer cs.Close()
 	side := float64(max(w, h))

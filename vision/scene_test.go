@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"gocv.io/x/gocv"
+
 	"github.com/towerd/towerd/rules"
 	"github.com/towerd/towerd/sim/render"
 	"github.com/towerd/towerd/vision/dataset"
@@ -1097,5 +1099,101 @@ func TestLightTakesWhiteBalance(t *testing.T) {
 		if worst > 4 {
 			t.Errorf("%s: a tray pixel is left %d from the photo's once the light is matched, want at most 4", cast.name, worst)
 		}
+	}
+}
+
+// TestDarkDieAgainstDarkBody: a black die lying at the floor's far edge,
+// its top against a roller's dark body, differs from the body by less than
+// blobThreshold; only its numerals stand out there, and the opening drops
+// them. The region found with the tray must still cover the whole die, or
+// its box is cut short by a third and the face read through it is a
+// side's (the 35° black stand-in read two such dice wrong).
+func TestDarkDieAgainstDarkBody(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const edge = 150 // the body above, the floor below
+	die := image.Rect(300, 132, 354, 186)
+	paint := func(withDie bool) *image.RGBA {
+		img := image.NewRGBA(image.Rect(0, 0, 640, 480))
+		for y := range 480 {
+			for x := range 640 {
+				c := color.RGBA{165, 165, 170, 255}
+				if y < edge {
+					c = color.RGBA{44, 44, 50, 255}
+				}
+				if withDie && image.Pt(x, y).In(die) {
+					c = color.RGBA{20, 20, 24, 255}
+					// Numerals: short white strokes.
+					if (y-die.Min.Y)%14 < 3 && (x-die.Min.X)%18 > 6 && (x-die.Min.X)%18 < 12 {
+						c = color.RGBA{235, 235, 235, 255}
+					}
+				}
+				n := uint8(rng.IntN(5))
+				c.R, c.G, c.B = c.R+n, c.G+n, c.B+n
+				img.SetRGBA(x, y, c)
+			}
+		}
+		return img
+	}
+	photo, err := newColour(paint(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer photo.close()
+	tray, err := newColour(paint(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tray.close()
+	bs := findBlobs(photo, tray.mat)
+	if len(bs) != 1 {
+		t.Fatalf("found %d regions, want the one die: %+v", len(bs), bs)
+	}
+	b := bs[0].box
+	if abs(b.Min.Y-die.Min.Y) > 3 || abs(b.Max.Y-die.Max.Y) > 3 || abs(b.Min.X-die.Min.X) > 3 || abs(b.Max.X-die.Max.X) > 3 {
+		t.Errorf("die at %v found as %v", die, b)
+	}
+	if !bs[0].dieLike() {
+		t.Errorf("the die's region is not die-like: %+v", bs[0])
+	}
+}
+
+// TestGrowIntoKeepsRegionsApart: growing two regions into one weak area
+// between them leaves them two, and growth stops at growShare of the
+// region's size.
+func TestGrowIntoKeepsRegionsApart(t *testing.T) {
+	const w, h = 60, 40
+	mask, weak := make([]uint8, w*h), make([]uint8, w*h)
+	set := func(buf []uint8, r image.Rectangle) {
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				buf[y*w+x] = 255
+			}
+		}
+	}
+	set(mask, image.Rect(5, 10, 20, 25))  // region A, 15 wide
+	set(mask, image.Rect(30, 10, 45, 25)) // region B
+	set(weak, image.Rect(0, 0, w, 10))    // a weak band above both, and between
+	set(weak, image.Rect(20, 10, 30, 25))
+	growInto(mask, weak, w, h)
+	m, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, mask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cs := gocv.FindContours(m, gocv.RetrievalExternal, gocv.ChainApproxSimple)
+	defer cs.Close()
+	if cs.Size() != 2 {
+		t.Fatalf("%d regions after growing, want 2", cs.Size())
+	}
+	// A grows up by at most growShare of its 15 pixels.
+	top := h
+	for y := range h {
+		if mask[y*w+10] != 0 {
+			top = y
+			break
+		}
+	}
+	if want := 10 - int(growShare*15); top != want {
+		t.Errorf("region A grew up to row %d, want %d", top, want)
 	}
 }
