@@ -308,17 +308,19 @@ const (
 )
 
 // ProbeCandidates are the lenses ProbeLens compares for a fitted lens:
-// fit itself, and a mild and a middling slant along its way, upright,
-// placed as a die's up face lies for a camera at that slant (offset 0.35
-// of a side times the cosine of the elevation, squash its sine).
+// fit itself, and a mild and a middling slant along its way (up the photo
+// when fit is straight), upright, placed as a die's up face lies for a
+// camera at that slant (offset 0.35 of a side times the cosine of the
+// elevation, squash its sine).
 func ProbeCandidates(fit Lens) []Lens {
 	out := []Lens{fit}
-	if fit.straight() {
-		return out
-	}
 	// Along the nearest eighth of a turn: a camera is mounted upright or
-	// about.
-	th := math.Round(math.Atan2(fit.DY, fit.DX)/(math.Pi/4)) * (math.Pi / 4)
+	// about. Straight on, up the photo: a camera at a slant sees a die's
+	// top above its middle.
+	th := -math.Pi / 2
+	if !fit.straight() {
+		th = math.Round(math.Atan2(fit.DY, fit.DX)/(math.Pi/4)) * (math.Pi / 4)
+	}
 	for _, s := range []float64{0.8, 0.65} {
 		if l := slanted(0.35*math.Sqrt(1-s*s), th, s); l != fit {
 			out = append(out, l)

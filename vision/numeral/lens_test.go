@@ -186,7 +186,8 @@ func TestProbeLens(t *testing.T) {
 			t.Errorf("candidate %+v: want straight up, steeper and further than the one before", l)
 		}
 	}
-	if c := ProbeCandidates(Lens{}); len(c) != 1 {
-		t.Errorf("candidates for no lens: %+v", c)
+	// Straight on, the slants tried lie up the photo.
+	if c := ProbeCandidates(Lens{}); len(c) != 3 || c[0] != (Lens{}) || c[1].DX != 0 || c[1].DY >= 0 || c[2].DY >= c[1].DY {
+		t.Errorf("candidates for no lens: %+v, want straight on, then two slants up the photo", c)
 	}
 }
