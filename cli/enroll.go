@@ -313,8 +313,8 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 // found none but a slant came close. Its nearest neighbours can miss a
 // steep camera's slant: the 30° stand-in's dice, their up faces squashed
 // to half, were matched by their sides (straight on 0.296, the best slant
-// 0.286), and a model read straight on confused 13 with 19 (4 wrong of
-// 269 answered). A tower's camera looking down is clear (0.570 against
+// 0.286), and a model read straight on answered 4 of 269 faces wrong (13
+// as 19 three times). A tower's camera looking down is clear (0.570 against
 // 0.150) and pays for no runs.
 func fitLens(env *Env, scene *vision.Scene, samples []numeral.Sample, on bool) (numeral.Lens, bool) {
 	if scene == nil || !on {

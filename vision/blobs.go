@@ -660,8 +660,9 @@ const feltTolerance = blobThreshold
 // maskBlobs returns the regions marked in mask (255) at c's scale, in
 // photo pixels. It cleans maskBuf in place (an opening, then a closing;
 // the Mat shares the slice), so the caller reads the cleaned mask after.
-// With tv, a region that is not die-like is looked into for dice (see
-// dieWithin).
+// With weak (diffMasks'), the regions then grow into it (growInto; weak
+// is filtered in place). With tv, a region that is not die-like is
+// looked into for dice (see dieWithin).
 func maskBlobs(c *colourImg, maskBuf, weak []uint8, tv *trayView) []blob {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	if maskBuf == nil {
