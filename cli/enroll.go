@@ -328,7 +328,7 @@ func fitLens(env *Env, scene *vision.Scene, samples []numeral.Sample, on bool) (
 	}
 	l := fit.Lens
 	if l == (numeral.Lens{}) {
-		near := fit.Best >= closeSlant*fit.Straight
+		near := slantNear(fit)
 		then := ""
 		if near {
 			then = "; a slant came close, so short runs try two"
@@ -345,6 +345,10 @@ func fitLens(env *Env, scene *vision.Scene, samples []numeral.Sample, on bool) (
 // closeSlant is how near, as a share of straight on's score, the best
 // slant's must come for fitLens to have short runs try slants anyway.
 const closeSlant = 0.75
+
+// slantNear reports whether a fit that kept no lens saw a slant score
+// close to straight on's.
+func slantNear(fit numeral.LensFit) bool { return fit.Best >= closeSlant*fit.Straight }
 
 // probeLens settles how far and how steep the fitted lens (opts.Lens)
 // looks by short training runs through it and slants along its way

@@ -308,3 +308,16 @@ func TestEnrollCloseUpsWithoutBoxes(t *testing.T) {
 		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
 	}
 }
+
+// TestSlantNear: a fit that kept no lens still has short runs try slants
+// when its best slant came close to straight on (the 30° stand-in: 0.286
+// against 0.296), and not for a camera clearly looking down (0.150
+// against 0.570).
+func TestSlantNear(t *testing.T) {
+	if !slantNear(numeral.LensFit{Straight: 0.296, Best: 0.286}) {
+		t.Error("the 30° stand-in's fit: no short runs")
+	}
+	if slantNear(numeral.LensFit{Straight: 0.570, Best: 0.150}) {
+		t.Error("a camera looking down: short runs")
+	}
+}
