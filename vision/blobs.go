@@ -234,16 +234,36 @@ func diffMasks(c *colourImg, bg gocv.Mat, match bool, chroma int) (mask, weak []
 // may extend it.
 const growShare = 0.4
 
-// growInto extends each region of mask (w×h, 255 marks) by the pixels of
-// weak that join it, up to growShare of its own size out: where a die
+// growInto extends each region of mask (8-bit, 255 marks; weak the same
+// size) by the pixels of weak that join it, up to growShare of its own size out: where a die
 // lies over something of about its own colour (a black die against a
 // roller's dark body) only its numerals differ clearly, the opening drops
 // them, and the region ends where the die's colour meets the body's. Its
 // box was then cut short by up to a third of the die, and the face read
 // through it was a side's. A pixel next to another region is left out,
 // so that two regions never join by growing.
-func growInto(mask, weak []uint8, w, h int) {
-	label := make([]int32, w*h)
+func growInto(mask gocv.Mat, weak []uint8) {
+	w, h := mask.Cols(), mask.Rows()
+	buf, err := mask.DataPtrUint8()
+	if err != nil {
+		return
+	}
+	labels, stats, cents := gocv.NewMat(), gocv.NewMat(), gocv.NewMat()
+	defer labels.Close()
+	defer stats.Close()
+	defer cents.Close()
+	n := gocv.ConnectedComponentsWithStatsWithParams(mask, &labels, &stats, &cents, 8, gocv.MatTypeCV32S, gocv.CCL_DEFAULT)
+	if n <= 1 {
+		return
+	}
+	label, err := int32s(labels)
+	if err != nil {
+		return
+	}
+	st, err := int32s(stats)
+	if err != nil {
+		return
+	}
 	// around calls f with each pixel next to pixel j (8 of them, fewer at
 	// the photo's edge) until f returns false.
 	around := func(j int, f func(k int) bool) {
@@ -256,31 +276,16 @@ func growInto(mask, weak []uint8, w, h int) {
 			}
 		}
 	}
-	var limit []int // per region, the steps it may grow
-	var front, stack []int
-	// Label the regions (8-connected) and measure their boxes.
-	for i, v := range mask {
-		if v == 0 || label[i] != 0 {
-			continue
+	limit := make([]int, n) // per region, the steps it may grow
+	for i := 1; i < n; i++ {
+		s := st[i*5 : i*5+5]
+		limit[i] = int(growShare * float64(max(s[2], s[3])))
+	}
+	var front []int
+	for i, l := range label {
+		if l != 0 {
+			front = append(front, i)
 		}
-		id := int32(len(limit) + 1)
-		x0, y0, x1, y1 := w, h, 0, 0
-		label[i] = id
-		stack = append(stack[:0], i)
-		for len(stack) > 0 {
-			j := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			front = append(front, j)
-			x0, y0, x1, y1 = min(x0, j%w), min(y0, j/w), max(x1, j%w), max(y1, j/w)
-			around(j, func(k int) bool {
-				if mask[k] != 0 && label[k] == 0 {
-					label[k] = id
-					stack = append(stack, k)
-				}
-				return true
-			})
-		}
-		limit = append(limit, int(growShare*float64(max(x1-x0, y1-y0)+1)))
 	}
 	// Grow all regions a step at a time; a pixel next to another region
 	// than the one reaching it is left out.
@@ -289,7 +294,7 @@ func growInto(mask, weak []uint8, w, h int) {
 		next = next[:0]
 		for _, j := range front {
 			id := label[j]
-			if step > limit[id-1] {
+			if step > limit[id] {
 				continue
 			}
 			around(j, func(k int) bool {
@@ -302,7 +307,7 @@ func growInto(mask, weak []uint8, w, h int) {
 					return !other
 				})
 				if !other {
-					label[k], mask[k] = id, 255
+					label[k], buf[k] = id, 255
 					next = append(next, k)
 				}
 				return true
@@ -686,7 +691,7 @@ func maskBlobs(c *colourImg, maskBuf, weak []uint8, tv *trayView) []blob {
 			gocv.MedianBlur(wm, &wm, 3)
 			wm.Close()
 		}
-		growInto(maskBuf, weak, w, h)
+		growInto(mask, weak)
 	}
 	cs := gocv.FindContours(mask, gocv.RetrievalExternal, gocv.ChainApproxSimple)
 	defer cs.Close()

@@ -1174,12 +1174,12 @@ func TestGrowIntoKeepsRegionsApart(t *testing.T) {
 	set(mask, image.Rect(30, 10, 45, 25)) // region B
 	set(weak, image.Rect(0, 0, w, 10))    // a weak band above both, and between
 	set(weak, image.Rect(20, 10, 30, 25))
-	growInto(mask, weak, w, h)
 	m, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, mask)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	growInto(m, weak)
 	cs := gocv.FindContours(m, gocv.RetrievalExternal, gocv.ChainApproxSimple)
 	defer cs.Close()
 	if cs.Size() != 2 {
