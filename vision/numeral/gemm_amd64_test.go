@@ -12,5 +12,6 @@ func TestPlainKernelsOnAMD64(t *testing.T) {
 	hasAVX2 = false
 	TestMadd4IsExact(t)
 	TestGemmNTIsExact(t)
+	TestGemmNNIsExact(t)
 	TestGemmMatchesNaive(t)
 }

@@ -238,6 +238,7 @@ type work struct {
 	dOut  []float32
 	dAct  []float32
 	dCol  []float32
+	gemm  []float32 // scratch of gemmNT and gemmTN
 	dIn   []float32
 	dVec  [2][]float32
 	probs []float32
@@ -246,7 +247,7 @@ type work struct {
 
 func (n *net) newWork() *work {
 	w := &work{in: make([]float32, n.inLen)}
-	maxAct, maxCol := 0, 0
+	maxAct, maxCol, maxGemm := 0, 0, 0
 	for _, l := range n.convs {
 		k := l.cin * 9
 		hw := l.h * l.w
@@ -269,6 +270,7 @@ func (n *net) newWork() *work {
 		}
 		maxAct = max(maxAct, l.cout*hw, l.cin*hw)
 		maxCol = max(maxCol, k*hw)
+		maxGemm = max(maxGemm, ntScratch(k, hw), l.cout*k)
 	}
 	for _, d := range n.dense {
 		w.dense = append(w.dense, make([]float32, d.in))
@@ -281,6 +283,7 @@ func (n *net) newWork() *work {
 	w.dAct = make([]float32, maxAct)
 	w.dIn = make([]float32, maxAct)
 	w.dCol = make([]float32, maxCol)
+	w.gemm = make([]float32, maxGemm)
 	maxVec := 0
 	for _, d := range n.dense {
 		maxVec = max(maxVec, d.in, d.out)
@@ -411,13 +414,13 @@ func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
 			}
 			g[l.bOff+o] += s
 		}
-		gemmNT(l.cout, k, hw, dAct, w.col[i], g[l.wOff:l.wOff+l.cout*k], w.dCol)
+		gemmNT(l.cout, k, hw, dAct, w.col[i], g[l.wOff:l.wOff+l.cout*k], w.gemm)
 		if i == 0 {
 			break // no need for the input's gradient
 		}
 		dCol := w.dCol[:k*hw]
 		clear(dCol)
-		gemmTN(k, hw, l.cout, p[l.wOff:l.wOff+l.cout*k], dAct, dCol)
+		gemmTN(k, hw, l.cout, p[l.wOff:l.wOff+l.cout*k], dAct, dCol, w.gemm)
 		dIn := w.dIn[:l.cin*hw]
 		col2im(dCol, l.cin, l.h, l.w, l.circ, dIn)
 		dOut = w.dOut[:len(dIn)]
@@ -498,7 +501,7 @@ func (l *convLayer) normBackward(p, g, dy, xhat, istd []float32) {
 
 func relu(x []float32) {
 	for i, v := range x {
-		if v < 0 {
+		if v <= 0 { // -0 too: maxPool compares bits, and -0's are the largest
 			x[i] = 0
 		}
 	}
@@ -612,19 +615,27 @@ func col2im(col []float32, c, h, w int, circ bool, dx []float32) {
 func maxPool(x []float32, c, h, w int, out []float32, arg []int32) {
 	oh, ow := h/2, w/2
 	for ch := 0; ch < c; ch++ {
-		base := ch * h * w
 		for y := 0; y < oh; y++ {
-			for xx := 0; xx < ow; xx++ {
-				i0 := base + 2*y*w + 2*xx
-				best, bi := x[i0], i0
-				for _, i := range [3]int{i0 + 1, i0 + w, i0 + w + 1} {
-					if x[i] > best {
-						best, bi = x[i], i
-					}
+			i0 := ch*h*w + 2*y*w
+			r0, r1 := x[i0:i0+2*ow], x[i0+w:i0+w+2*ow]
+			o := (ch*oh + y) * ow
+			for xx := range ow {
+				// The ReLU's outputs are ≥ 0, so their bits order as
+				// they do: integer compares, which compile to
+				// conditional moves where float compares branch at
+				// random.
+				best, bi := math.Float32bits(r0[2*xx]), i0+2*xx
+				if v := math.Float32bits(r0[2*xx+1]); v > best {
+					best, bi = v, i0+2*xx+1
 				}
-				o := (ch*oh+y)*ow + xx
-				out[o] = best
-				arg[o] = int32(bi)
+				if v := math.Float32bits(r1[2*xx]); v > best {
+					best, bi = v, i0+w+2*xx
+				}
+				if v := math.Float32bits(r1[2*xx+1]); v > best {
+					best, bi = v, i0+w+2*xx+1
+				}
+				out[o+xx] = math.Float32frombits(best)
+				arg[o+xx] = int32(bi)
 			}
 		}
 	}

@@ -38,7 +38,7 @@ func TestMadd4IsExact(t *testing.T) {
 // machine with the same arithmetic.
 func TestGemmNTIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, sz := range [][3]int{{1, 8, 1}, {2, 9, 3}, {3, 16, 4}, {5, 27, 1024}, {4, 23, 61}, {2, 576, 16}} {
+	for _, sz := range [][3]int{{1, 8, 1}, {2, 9, 3}, {3, 16, 4}, {5, 27, 1024}, {4, 23, 61}, {2, 576, 16}, {7, 31, 9}, {64, 576, 16}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		a, b, c := randSlice(r, m*k), randSlice(r, n*k), randSlice(r, m*n)
 		want := append([]float32(nil), c...)
@@ -47,10 +47,52 @@ func TestGemmNTIsExact(t *testing.T) {
 				want[i*n+j] += dot(a[i*k:i*k+k], b[j*k:j*k+k])
 			}
 		}
-		gemmNT(m, n, k, a, b, c, make([]float32, k*n))
+		gemmNT(m, n, k, a, b, c, make([]float32, ntScratch(n, k)))
 		for i := range c {
 			if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%v: c[%d] = %g, by dot %g", sz, i, c[i], want[i])
+			}
+		}
+	}
+}
+
+// TestGemmNNIsExact: gemmNN and gemmTN, in blocks of four rows by eight
+// columns or row by row, sum every element as one row of madd4 groups
+// and axpy's does, bit for bit, on every shape of remainder.
+func TestGemmNNIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, sz := range [][3]int{{1, 8, 1}, {4, 8, 4}, {5, 9, 3}, {7, 17, 6}, {16, 1024, 27}, {8, 23, 61}, {64, 16, 576}, {576, 16, 64}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		a, b, c := randSlice(r, m*k), randSlice(r, k*n), randSlice(r, m*n)
+		at := make([]float32, k*m)
+		for i := 0; i < m; i++ {
+			for p := 0; p < k; p++ {
+				at[p*m+i] = a[i*k+p]
+			}
+		}
+		want := append([]float32(nil), c...)
+		for i := 0; i < m; i++ {
+			wi := want[i*n : i*n+n]
+			p := 0
+			for ; p+4 <= k; p += 4 {
+				madd4Go(wi, b[p*n:], b[(p+1)*n:], b[(p+2)*n:], b[(p+3)*n:], a[i*k+p], a[i*k+p+1], a[i*k+p+2], a[i*k+p+3])
+			}
+			for ; p < k; p++ {
+				for j := range wi {
+					wi[j] += a[i*k+p] * b[p*n+j]
+				}
+			}
+		}
+		for name, f := range map[string]func(c []float32){
+			"NN": func(c []float32) { gemmNN(m, n, k, a, b, c) },
+			"TN": func(c []float32) { gemmTN(m, n, k, at, b, c, make([]float32, m*k)) },
+		} {
+			got := append([]float32(nil), c...)
+			f(got)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("gemm%s %v: c[%d] = %g, row by row %g", name, sz, i, got[i], want[i])
+				}
 			}
 		}
 	}
@@ -82,8 +124,8 @@ func TestGemmMatchesNaive(t *testing.T) {
 		}
 		for name, f := range map[string]func(c []float32){
 			"NN": func(c []float32) { gemmNN(m, n, k, a, b, c) },
-			"TN": func(c []float32) { gemmTN(m, n, k, at, b, c) },
-			"NT": func(c []float32) { gemmNT(m, n, k, a, bt, c, make([]float32, k*n)) },
+			"TN": func(c []float32) { gemmTN(m, n, k, at, b, c, make([]float32, m*k)) },
+			"NT": func(c []float32) { gemmNT(m, n, k, a, bt, c, make([]float32, ntScratch(n, k))) },
 		} {
 			c := make([]float32, m*n)
 			f(c)
