@@ -285,7 +285,7 @@ func FuzzLoad(f *testing.F) {
 // TestViewBudget: small sets get a third more views than large ones,
 // which must enrol within minutes; in between a straight line.
 func TestViewBudget(t *testing.T) {
-	for _, c := range []struct{ n, want int }{{1, 600000}, {86, 600000}, {300, 600000}, {650, 525000}, {1000, 450000}, {4458, 450000}} {
+	for _, c := range []struct{ n, want int }{{1, 900000}, {86, 900000}, {300, 900000}, {650, 787500}, {1000, 675000}, {4458, 675000}} {
 		if got := viewBudget(c.n); got != c.want {
 			t.Errorf("viewBudget(%d) = %d, want %d", c.n, got, c.want)
 		}

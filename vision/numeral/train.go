@@ -166,25 +166,28 @@ const labelSmoothing = 0.05
 const bgEvery = 6
 
 // viewBudget is how many augmented views training shows by default for n
-// training crops: 600,000 up to 300 crops, 450,000 from 1,000, and in
+// training crops: 900,000 up to 300 crops, 675,000 from 1,000, and in
 // between a straight line. A small set shows each face in one or a few
 // photos, so its angles, scales and lights come only from augmentation:
 // burksbuilds (86 crops) read its turned dice at recall 0.979 after
 // 300,000 views and 0.985–0.996 (six draws of turns) after 600,000; half
-// as many, 0.957. A large set carries more of that variety in its photos,
-// and a 1,000-photo set must enrol within ten minutes on the two cores of
-// the development VM (0.7–0.85 ms a view with AVX2): 1,000 rendered trays
-// read 412 of 418 held-out dice after 300,000 views, all 418 after
-// 450,000 (6.3 min); 600,000 would take about nine.
+// as many, 0.957. (At 86 crops the cap of 6,000 epochs holds it to about
+// 600,000.) A large set carries more of that variety in its photos, and a
+// 1,000-photo set must enrol within ten minutes on the two cores of the
+// development VM, at about 0.4 ms a view since session 19's blocked
+// kernels (0.7–0.85 before): the 35° stand-in without boxes read 239 of
+// 300 after 450,000 views (enrolled in 4.0 min), 260 (and 1 wrong) after
+// 675,000 (5.6 min). 1,000 rendered trays read 412 of 418 held-out dice
+// after 300,000 views, all 418 after 450,000.
 func viewBudget(n int) int {
 	const lo, hi = 300, 1000
 	switch {
 	case n <= lo:
-		return 600000
+		return 900000
 	case n >= hi:
-		return 450000
+		return 675000
 	}
-	return 600000 - 150000*(n-lo)/(hi-lo)
+	return 900000 - 225000*(n-lo)/(hi-lo)
 }
 
 // Train fits a model to the labelled crops. It needs at least two classes
