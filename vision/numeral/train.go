@@ -333,6 +333,7 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 		st[i] = &shardState{w: t.net.newWork(), grad: make([]float32, len(p)), target: make([]float32, t.nClasses)}
 	}
 	grad := make([]float32, len(p))
+	spans := spansOf(len(p), 2*o.Workers)
 	// An epoch shows every die crop once and at most one background crop
 	// per bgEvery die crops: a set photographed one die at a time has
 	// about as many background crops as dice, and learning them as often
@@ -377,26 +378,34 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 					t.learn(p, s, t.train[batch[j]], rr)
 				}
 			})
-			clear(grad)
 			for _, s := range st {
-				for i, v := range s.grad {
-					grad[i] += v
-				}
 				eLoss += s.loss
 				eRight += s.right
 				eCount += s.count
 			}
+			// The shards' gradients are summed a stretch of the
+			// parameters per goroutine, each element in shard order.
 			scale := float32(1 / float64(len(batch)))
-			for i := range grad {
-				grad[i] *= scale
-			}
+			parallel(len(spans), o.Workers, func(k int) {
+				lo, hi := spans[k][0], spans[k][1]
+				g := grad[lo:hi]
+				clear(g)
+				for _, s := range st {
+					for i, v := range s.grad[lo:hi] {
+						g[i] += v
+					}
+				}
+				for i := range g {
+					g[i] *= scale
+				}
+			})
 			lr := o.LearningRate
 			if step < warm {
 				lr *= float64(step+1) / float64(warm)
 			} else {
 				lr *= 0.02 + 0.98*0.5*(1+math.Cos(math.Pi*float64(step-warm)/float64(max(1, total-warm))))
 			}
-			adam.step(p, grad, lr)
+			adam.step(p, grad, lr, spans, o.Workers)
 			step++
 		}
 		t.epochsRun = epoch + 1
@@ -582,7 +591,10 @@ type adam struct {
 
 func newAdam(n int) *adam { return &adam{m: make([]float32, n), v: make([]float32, n)} }
 
-func (a *adam) step(p, g []float32, lr float64) {
+// step moves p against the gradient g, the stretches of spans on up to
+// workers goroutines at once; every element's arithmetic is the same
+// whatever the spans.
+func (a *adam) step(p, g []float32, lr float64, spans [][2]int, workers int) {
 	const b1, b2, eps, decay = 0.9, 0.999, 1e-8, 1e-4
 	// Clip the global gradient norm so an odd batch cannot throw the
 	// weights far.
@@ -600,12 +612,24 @@ func (a *adam) step(p, g []float32, lr float64) {
 	step := float32(lr / c1)
 	sc2 := float32(1 / math.Sqrt(c2))
 	wd := float32(1 - lr*decay)
-	for i, gi := range g {
-		gi *= clip
-		a.m[i] = b1*a.m[i] + (1-b1)*gi
-		a.v[i] = b2*a.v[i] + (1-b2)*gi*gi
-		p[i] = p[i]*wd - step*a.m[i]/(float32(math.Sqrt(float64(a.v[i])))*sc2+eps)
+	parallel(len(spans), workers, func(k int) {
+		for i := spans[k][0]; i < spans[k][1]; i++ {
+			gi := g[i] * clip
+			a.m[i] = b1*a.m[i] + (1-b1)*gi
+			a.v[i] = b2*a.v[i] + (1-b2)*gi*gi
+			p[i] = p[i]*wd - step*a.m[i]/(float32(math.Sqrt(float64(a.v[i])))*sc2+eps)
+		}
+	})
+}
+
+// spansOf cuts 0..n into k stretches as even as can be, [lo, hi) each.
+func spansOf(n, k int) [][2]int {
+	k = max(1, min(k, n))
+	out := make([][2]int, k)
+	for i := range out {
+		out[i] = [2]int{i * n / k, (i + 1) * n / k}
 	}
+	return out
 }
 
 // maxCalibrationLoss caps one crop's negative log-likelihood in calibrate:
