@@ -12,11 +12,12 @@ package numeral
 // arithmetic tenfold under `go test -race` while the code that shares
 // buffers between goroutines stays instrumented.
 
-// gemmNN computes c += a·b with a m×k, b k×n, c m×n. With AVX2, four
-// rows by eight columns at a time (madd4x8); the rest row by row.
+// gemmNN computes c += a·b with a m×k, b k×n (rows ldb ≥ n apart), c
+// m×n. With AVX2, four rows by eight columns at a time (madd4x8); the
+// rest row by row.
 //
 //go:norace
-func gemmNN(m, n, k int, a, b, c []float32) {
+func gemmNN(m, n, k int, a, b []float32, ldb int, c []float32) {
 	if k == 0 {
 		return
 	}
@@ -25,32 +26,32 @@ func gemmNN(m, n, k int, a, b, c []float32) {
 		n8 := n &^ 7
 		for ; i+4 <= m; i += 4 {
 			for j := 0; j < n8; j += 8 {
-				madd4x8(c[i*n+j:], a[i*k:], b[j:], k, k, n)
+				madd4x8(c[i*n+j:], a[i*k:], b[j:], k, k, ldb, n)
 			}
-			nnRows(i, i+4, n8, n, k, a, b, c)
+			nnRows(i, i+4, n8, n, k, a, b, ldb, c)
 		}
 	}
-	nnRows(i, m, 0, n, k, a, b, c)
+	nnRows(i, m, 0, n, k, a, b, ldb, c)
 }
 
 // nnRows does gemmNN for rows i0..i1 and columns j0..n: each row by madd4
 // over groups of four rows of b, then axpy for the last k mod 4.
 //
 //go:norace
-func nnRows(i0, i1, j0, n, k int, a, b, c []float32) {
+func nnRows(i0, i1, j0, n, k int, a, b []float32, ldb int, c []float32) {
 	if j0 >= n {
 		return
 	}
+	row := func(p int) []float32 { return b[p*ldb+j0 : p*ldb+n] }
 	for i := i0; i < i1; i++ {
 		ci := c[i*n+j0 : i*n+n]
 		ai := a[i*k : i*k+k]
 		p := 0
 		for ; p+4 <= k; p += 4 {
-			madd4(ci, b[p*n+j0:p*n+n], b[(p+1)*n+j0:(p+1)*n+n], b[(p+2)*n+j0:(p+2)*n+n], b[(p+3)*n+j0:(p+3)*n+n],
-				ai[p], ai[p+1], ai[p+2], ai[p+3])
+			madd4(ci, row(p), row(p+1), row(p+2), row(p+3), ai[p], ai[p+1], ai[p+2], ai[p+3])
 		}
 		for ; p < k; p++ {
-			axpy(ai[p], b[p*n+j0:p*n+n], ci)
+			axpy(ai[p], row(p), ci)
 		}
 	}
 }
@@ -63,8 +64,8 @@ func nnRows(i0, i1, j0, n, k int, a, b, c []float32) {
 func gemmTN(m, n, k int, a, b, c, scratch []float32) {
 	if hasAVX2 && n >= 8 && m >= 4 {
 		at := scratch[:m*k]
-		transpose(at, a, k, m, k)
-		gemmNN(m, n, k, at, b, c)
+		transpose(at, a, k, m, m, k)
+		gemmNN(m, n, k, at, b, n, c)
 		return
 	}
 	for i := 0; i < m; i++ {
@@ -84,27 +85,27 @@ func gemmTN(m, n, k int, a, b, c, scratch []float32) {
 // padded to a multiple of eight.
 func ntScratch(n, k int) int { return k * ((n + 7) &^ 7) }
 
-// gemmNT computes c += a·bᵀ with a m×k, b n×k, c m×n: each element a
-// dot product, as dot sums it. With AVX2, three rows by eight columns at
-// a time (dot8x3) through bᵀ written into scratch (ntScratch long), its
-// columns padded with zeros to a multiple of eight so the last few
-// columns go eight lanes wide too.
+// gemmNT computes c += a·bᵀ with a m×k, b n×k (rows ldb ≥ k apart), c
+// m×n: each element a dot product, as dot sums it. With AVX2, three rows
+// by eight columns at a time (dot8x3) through bᵀ written into scratch
+// (ntScratch long), its columns padded with zeros to a multiple of eight
+// so the last few columns go eight lanes wide too.
 //
 //go:norace
-func gemmNT(m, n, k int, a, b, c, scratch []float32) {
+func gemmNT(m, n, k int, a, b []float32, ldb int, c, scratch []float32) {
 	if !hasAVX2 || n < 8 || k == 0 {
 		for i := 0; i < m; i++ {
 			ai := a[i*k : i*k+k]
 			ci := c[i*n : i*n+n]
 			for j := range ci {
-				ci[j] += dot(ai, b[j*k:j*k+k])
+				ci[j] += dot(ai, b[j*ldb:j*ldb+k])
 			}
 		}
 		return
 	}
 	w := (n + 7) &^ 7
 	bt := scratch[:k*w]
-	transpose(bt, b, n, k, w)
+	transpose(bt, b, n, k, ldb, w)
 	for p := 0; p < k; p++ {
 		clear(bt[p*w+n : p*w+w])
 	}
@@ -132,25 +133,23 @@ func gemmNT(m, n, k int, a, b, c, scratch []float32) {
 	}
 }
 
-// transpose writes the rows×cols matrix src into dst as its transpose,
-// rows stride apart (stride ≥ rows). Four rows of src at a time, so each
-// write to dst fills four neighbouring floats rather than one a row
-// apart: twice as fast as one at a time on the net's shapes (eight at a
-// time is no faster).
-func transpose(dst, src []float32, rows, cols, stride int) {
+// transpose writes the rows×cols matrix src (rows ld ≥ cols apart) into
+// dst as its transpose, rows stride ≥ rows apart. Four rows of src at a
+// time, so each write to dst fills four neighbouring floats rather than
+// one a row apart: twice as fast as one at a time on the net's shapes
+// (eight at a time is no faster).
+func transpose(dst, src []float32, rows, cols, ld, stride int) {
+	row := func(r int) []float32 { return src[r*ld : r*ld+cols] }
 	r := 0
 	for ; r+4 <= rows; r += 4 {
-		s0 := src[r*cols : r*cols+cols]
-		s1 := src[(r+1)*cols : (r+1)*cols+cols]
-		s2 := src[(r+2)*cols : (r+2)*cols+cols]
-		s3 := src[(r+3)*cols : (r+3)*cols+cols]
+		s0, s1, s2, s3 := row(r), row(r+1), row(r+2), row(r+3)
 		for c := range s0 {
 			d := dst[c*stride+r : c*stride+r+4]
 			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
 		}
 	}
 	for ; r < rows; r++ {
-		for c, v := range src[r*cols : r*cols+cols] {
+		for c, v := range row(r) {
 			dst[c*stride+r] = v
 		}
 	}

@@ -53,7 +53,7 @@ func madd4(c, b0, b1, b2, b3 []float32, w0, w1, w2, w3 float32) {
 // madd4x8AVX2 does madd4x8 unchecked.
 //
 //go:noescape
-func madd4x8AVX2(c, a, b *float32, k, lda, n int)
+func madd4x8AVX2(c, a, b *float32, k, lda, ldb, n int)
 
 // dot8x3AVX2 does dot8x3 unchecked.
 //
@@ -61,15 +61,15 @@ func madd4x8AVX2(c, a, b *float32, k, lda, n int)
 func dot8x3AVX2(c, a, bt *float32, k, n, stride int)
 
 // madd4x8 adds to the four rows of eight columns at c (rows n apart) the
-// products of four rows of a (lda apart, k long) with k rows of b (n
+// products of four rows of a (lda apart, k long) with k rows of b (ldb
 // apart), as gemmNN's rows sum them. Only with AVX2; k ≥ 1.
 //
 //go:norace
-func madd4x8(c, a, b []float32, k, lda, n int) {
+func madd4x8(c, a, b []float32, k, lda, ldb, n int) {
 	_ = c[3*n+7]
 	_ = a[3*lda+k-1]
-	_ = b[(k-1)*n+7]
-	madd4x8AVX2(&c[0], &a[0], &b[0], k, lda, n)
+	_ = b[(k-1)*ldb+7]
+	madd4x8AVX2(&c[0], &a[0], &b[0], k, lda, ldb, n)
 }
 
 // dot8x3 is dot8 for three rows of a (each k long, one after another)

@@ -92,24 +92,27 @@ sum:
 	VZEROUPPER
 	RET
 
-// func madd4x8AVX2(c, a, b *float32, k, lda, n int)
+// func madd4x8AVX2(c, a, b *float32, k, lda, ldb, n int)
 //
 // Four rows by eight columns of gemmNN at once: for r < 4 and l < 8,
-// c[r*n+l] += Σ_p a[r*lda+p]·b[p*n+l], summed as gemmNN's rows sum it —
+// c[r*n+l] += Σ_p a[r*lda+p]·b[p*ldb+l], summed as gemmNN's rows sum it —
 // groups of four p as madd4 does, ((a0·b0 + a1·b1) + a2·b2) + a3·b3 added
 // to c, then the last k mod 4 one at a time as axpy adds them — so the
 // bits are the same. The block of c stays in registers for the whole of k
 // (madd4 loads and stores it once a group) and each group's rows of b are
 // loaded once for the four rows rather than once a row.
-TEXT ·madd4x8AVX2(SB), NOSPLIT, $0-48
+TEXT ·madd4x8AVX2(SB), NOSPLIT, $0-56
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ k+24(FP), CX
 	MOVQ lda+32(FP), R8
-	MOVQ n+40(FP), R10
+	MOVQ ldb+40(FP), R9
+	MOVQ n+48(FP), R10
 	SHLQ $2, R8
+	SHLQ $2, R9
 	SHLQ $2, R10
+	LEAQ (R9)(R9*2), AX
 	LEAQ (R10)(R10*2), R11
 	LEAQ (SI)(R8*1), R12
 	LEAQ (R12)(R8*1), R13
@@ -144,9 +147,9 @@ group:
 	CMPQ    CX, $4
 	JLT     tail
 	VMOVUPS (DX), Y4
-	VMOVUPS (DX)(R10*1), Y5
-	VMOVUPS (DX)(R10*2), Y6
-	VMOVUPS (DX)(R11*1), Y7
+	VMOVUPS (DX)(R9*1), Y5
+	VMOVUPS (DX)(R9*2), Y6
+	VMOVUPS (DX)(AX*1), Y7
 	ROW4(SI, Y0)
 	ROW4(R12, Y1)
 	ROW4(R13, Y2)
@@ -155,7 +158,7 @@ group:
 	ADDQ    $16, R12
 	ADDQ    $16, R13
 	ADDQ    $16, BX
-	LEAQ    (DX)(R10*4), DX
+	LEAQ    (DX)(R9*4), DX
 	SUBQ    $4, CX
 	JMP     group
 
@@ -171,7 +174,7 @@ tail:
 	ADDQ    $4, R12
 	ADDQ    $4, R13
 	ADDQ    $4, BX
-	ADDQ    R10, DX
+	ADDQ    R9, DX
 	DECQ    CX
 	JMP     tail
 

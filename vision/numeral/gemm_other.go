@@ -17,7 +17,7 @@ func madd4(c, b0, b1, b2, b3 []float32, w0, w1, w2, w3 float32) {
 }
 
 // madd4x8 is never called without AVX2.
-func madd4x8(c, a, b []float32, k, lda, n int) { panic("numeral: madd4x8 without AVX2") }
+func madd4x8(c, a, b []float32, k, lda, ldb, n int) { panic("numeral: madd4x8 without AVX2") }
 
 // dot8x3 is never called without AVX2.
 func dot8x3(c, a, bt []float32, k, n, stride int) { panic("numeral: dot8x3 without AVX2") }

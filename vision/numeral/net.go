@@ -72,6 +72,7 @@ type convLayer struct {
 	oh, ow     int // after pooling
 	pool       bool
 	circ       bool // the width axis wraps around (polar angle)
+	ld         int  // row stride of the im2col matrix (colStride)
 	wOff, bOff int
 	group      int // channels per norm group; 0: no norm
 	gOff, hOff int // norm gain and offset, one per output channel
@@ -139,7 +140,7 @@ func newNet(a Arch) (*net, error) {
 	h, w := a.inShape()
 	off := 0
 	for i, c := range a.Convs {
-		l := convLayer{cin: cin, cout: c.Out, h: h, w: w, oh: h, ow: w, pool: c.Pool, group: a.Norm, circ: a.Polar}
+		l := convLayer{cin: cin, cout: c.Out, h: h, w: w, oh: h, ow: w, pool: c.Pool, group: a.Norm, circ: a.Polar, ld: colStride(h * w)}
 		if c.Pool {
 			if l.circ && w%2 != 0 {
 				// Pooling would drop an angle cell and break the wrap.
@@ -150,7 +151,7 @@ func newNet(a Arch) (*net, error) {
 		if l.oh < minSpatial || l.ow < minSpatial {
 			return nil, fmt.Errorf("numeral: architecture: conv %d pools %dx%d to nothing", i, h, w)
 		}
-		if cin*9*h*w > maxCol || c.Out*h*w > maxCol {
+		if cin*9*l.ld > maxCol || c.Out*h*w > maxCol {
 			return nil, fmt.Errorf("numeral: architecture: conv %d needs too much memory", i)
 		}
 		l.wOff = off
@@ -251,7 +252,7 @@ func (n *net) newWork() *work {
 	for _, l := range n.convs {
 		k := l.cin * 9
 		hw := l.h * l.w
-		w.col = append(w.col, make([]float32, k*hw))
+		w.col = append(w.col, make([]float32, k*l.ld))
 		act := make([]float32, l.cout*hw)
 		w.act = append(w.act, act)
 		if l.group > 0 {
@@ -299,7 +300,7 @@ func (n *net) forward(p []float32, w *work) []float32 {
 	for i, l := range n.convs {
 		hw := l.h * l.w
 		k := l.cin * 9
-		im2col(x, l.cin, l.h, l.w, l.circ, w.col[i])
+		im2col(x, l.cin, l.h, l.w, l.ld, l.circ, w.col[i])
 		act := w.act[i]
 		for o := 0; o < l.cout; o++ {
 			b := p[l.bOff+o]
@@ -308,7 +309,7 @@ func (n *net) forward(p []float32, w *work) []float32 {
 				row[j] = b
 			}
 		}
-		gemmNN(l.cout, hw, k, p[l.wOff:l.wOff+l.cout*k], w.col[i], act)
+		gemmNN(l.cout, hw, k, p[l.wOff:l.wOff+l.cout*k], w.col[i], l.ld, act)
 		if l.group > 0 {
 			l.normForward(p, act, w.xhat[i], w.istd[i])
 		}
@@ -414,7 +415,7 @@ func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
 			}
 			g[l.bOff+o] += s
 		}
-		gemmNT(l.cout, k, hw, dAct, w.col[i], g[l.wOff:l.wOff+l.cout*k], w.gemm)
+		gemmNT(l.cout, k, hw, dAct, w.col[i], l.ld, g[l.wOff:l.wOff+l.cout*k], w.gemm)
 		if i == 0 {
 			break // no need for the input's gradient
 		}
@@ -523,17 +524,30 @@ func thetaMax(x []float32, w int, out []float32, arg []int32) {
 	}
 }
 
+// colStride is the row stride of an im2col matrix of hw columns: hw, but
+// 16 more when hw is a multiple of 512. Rows a multiple of 2 KB apart
+// fall into one or two sets of the cache, and the first layer's 27 rows
+// of 1,024 then evict each other between the eight-column blocks of
+// gemmNN: padded, that gemm runs twice as fast.
+func colStride(hw int) int {
+	if hw%512 == 0 {
+		return hw + 16
+	}
+	return hw
+}
+
 // im2col lays out the 3×3 neighbourhoods (zero padded; with circ the width
-// wraps around) of a c×h×w tensor as rows (ch, ky, kx) of h·w columns.
+// wraps around) of a c×h×w tensor as rows (ch, ky, kx) of h·w columns,
+// ld apart.
 //
 //go:norace
-func im2col(x []float32, c, h, w int, circ bool, col []float32) {
+func im2col(x []float32, c, h, w, ld int, circ bool, col []float32) {
 	hw := h * w
 	for ch := 0; ch < c; ch++ {
 		src := x[ch*hw : ch*hw+hw]
 		for ky := 0; ky < 3; ky++ {
 			for kx := 0; kx < 3; kx++ {
-				dst := col[((ch*3+ky)*3+kx)*hw:][:hw]
+				dst := col[((ch*3+ky)*3+kx)*ld:][:hw]
 				dx := kx - 1
 				for y := 0; y < h; y++ {
 					row := dst[y*w : y*w+w]

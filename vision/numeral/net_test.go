@@ -47,16 +47,34 @@ func TestGemmNTIsExact(t *testing.T) {
 				want[i*n+j] += dot(a[i*k:i*k+k], b[j*k:j*k+k])
 			}
 		}
-		gemmNT(m, n, k, a, b, c, make([]float32, ntScratch(n, k)))
-		for i := range c {
-			if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%v: c[%d] = %g, by dot %g", sz, i, c[i], want[i])
+		// b as given, and with its rows 3 further apart, NaN between.
+		for ld, bb := range map[int][]float32{k: b, k + 3: padRows(b, n, k, k+3)} {
+			got := append([]float32(nil), c...)
+			gemmNT(m, n, k, a, bb, ld, got, make([]float32, ntScratch(n, k)))
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v, b's rows %d apart: c[%d] = %g, by dot %g", sz, ld, i, got[i], want[i])
+				}
 			}
 		}
 	}
 }
 
-// TestGemmNNIsExact: gemmNN and gemmTN, in blocks of four rows by eight
+// padRows copies the rows×cols matrix x with its rows ld apart, NaN in
+// between, so that a kernel that reads past a row shows it.
+func padRows(x []float32, rows, cols, ld int) []float32 {
+	out := make([]float32, rows*ld)
+	for i := range out {
+		out[i] = float32(math.NaN())
+	}
+	for r := 0; r < rows; r++ {
+		copy(out[r*ld:r*ld+cols], x[r*cols:r*cols+cols])
+	}
+	return out
+}
+
+// TestGemmNNIsExact: gemmNN (with b's rows further apart than its width
+// too) and gemmTN, in blocks of four rows by eight
 // columns or row by row, sum every element as one row of madd4 groups
 // and axpy's does, bit for bit, on every shape of remainder.
 func TestGemmNNIsExact(t *testing.T) {
@@ -84,8 +102,9 @@ func TestGemmNNIsExact(t *testing.T) {
 			}
 		}
 		for name, f := range map[string]func(c []float32){
-			"NN": func(c []float32) { gemmNN(m, n, k, a, b, c) },
-			"TN": func(c []float32) { gemmTN(m, n, k, at, b, c, make([]float32, m*k)) },
+			"NN":        func(c []float32) { gemmNN(m, n, k, a, b, n, c) },
+			"NN padded": func(c []float32) { gemmNN(m, n, k, a, padRows(b, k, n, n+5), n+5, c) },
+			"TN":        func(c []float32) { gemmTN(m, n, k, at, b, c, make([]float32, m*k)) },
 		} {
 			got := append([]float32(nil), c...)
 			f(got)
@@ -123,9 +142,9 @@ func TestGemmMatchesNaive(t *testing.T) {
 			}
 		}
 		for name, f := range map[string]func(c []float32){
-			"NN": func(c []float32) { gemmNN(m, n, k, a, b, c) },
+			"NN": func(c []float32) { gemmNN(m, n, k, a, b, n, c) },
 			"TN": func(c []float32) { gemmTN(m, n, k, at, b, c, make([]float32, m*k)) },
-			"NT": func(c []float32) { gemmNT(m, n, k, a, bt, c, make([]float32, ntScratch(n, k))) },
+			"NT": func(c []float32) { gemmNT(m, n, k, a, bt, k, c, make([]float32, ntScratch(n, k))) },
 		} {
 			c := make([]float32, m*n)
 			f(c)
@@ -146,7 +165,7 @@ func TestCol2imIsAdjoint(t *testing.T) {
 		x := randSlice(r, c*h*w)
 		y := randSlice(r, c*9*h*w)
 		col := make([]float32, len(y))
-		im2col(x, c, h, w, circ, col)
+		im2col(x, c, h, w, h*w, circ, col)
 		back := make([]float32, len(x))
 		col2im(y, c, h, w, circ, back)
 		var l, rr float64
