@@ -625,7 +625,8 @@ func col2im(col []float32, c, h, w int, circ bool, dx []float32) {
 }
 
 // maxPool takes the maximum of each 2×2 cell (floor size) and records
-// where it came from.
+// where it came from (the first of equals). x must be a ReLU's output:
+// +0 or above.
 func maxPool(x []float32, c, h, w int, out []float32, arg []int32) {
 	oh, ow := h/2, w/2
 	for ch := 0; ch < c; ch++ {
@@ -634,10 +635,9 @@ func maxPool(x []float32, c, h, w int, out []float32, arg []int32) {
 			r0, r1 := x[i0:i0+2*ow], x[i0+w:i0+w+2*ow]
 			o := (ch*oh + y) * ow
 			for xx := range ow {
-				// The ReLU's outputs are ≥ 0, so their bits order as
-				// they do: integer compares, which compile to
-				// conditional moves where float compares branch at
-				// random.
+				// At +0 and above the bits order as the values do:
+				// integer compares, which compile to conditional
+				// moves where float compares branch at random.
 				best, bi := math.Float32bits(r0[2*xx]), i0+2*xx
 				if v := math.Float32bits(r0[2*xx+1]); v > best {
 					best, bi = v, i0+2*xx+1

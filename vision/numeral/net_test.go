@@ -258,3 +258,36 @@ func TestArchRejectsNonsense(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPoolMatchesFloatCompares: on a ReLU's output, with ties at zero,
+// maxPool's integer compares pick the value and the first place of each
+// cell's maximum as float compares do.
+func TestMaxPoolMatchesFloatCompares(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, sz := range [][3]int{{1, 2, 2}, {3, 4, 6}, {2, 5, 7}, {16, 16, 64}} {
+		c, h, w := sz[0], sz[1], sz[2]
+		x := randSlice(r, c*h*w)
+		x[0] = float32(math.Copysign(0, -1))
+		relu(x)
+		oh, ow := h/2, w/2
+		out, arg := make([]float32, c*oh*ow), make([]int32, c*oh*ow)
+		maxPool(x, c, h, w, out, arg)
+		for ch := 0; ch < c; ch++ {
+			for y := 0; y < oh; y++ {
+				for xx := 0; xx < ow; xx++ {
+					i0 := ch*h*w + 2*y*w + 2*xx
+					best, bi := x[i0], i0
+					for _, i := range []int{i0 + 1, i0 + w, i0 + w + 1} {
+						if x[i] > best {
+							best, bi = x[i], i
+						}
+					}
+					o := (ch*oh+y)*ow + xx
+					if math.Float32bits(out[o]) != math.Float32bits(best) || int(arg[o]) != bi {
+						t.Fatalf("%v cell %d: %g at %d, float compares %g at %d", sz, o, out[o], arg[o], best, bi)
+					}
+				}
+			}
+		}
+	}
+}
