@@ -434,6 +434,14 @@ func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, fl
 	if conf >= r.opts.MinConfidence {
 		return kind, f, conf
 	}
+	if mean == 0 {
+		// Too blurred to read (or no kind allowed). The grown box is
+		// not asked: more of the die's outline and the floor in it
+		// passed the sharpness check where the die's own box failed,
+		// and defocused 40° stand-in photos were read wrong that way
+		// (7 of 29 answered).
+		return kind, f, conf
+	}
 	k2, f2, c2, m2 := r.readLooks(img, grow(box))
 	switch {
 	case c2 >= r.opts.MinConfidence:

@@ -493,7 +493,9 @@ var _ looksClassifier = (*looksStub)(nil)
 
 // TestClassifyTwoBoxes: a box sure by its least look answers alone; else
 // the grown box's, when sure; else, when the two read the same face, the
-// mean of their looks decides; never a face the two boxes disagree on.
+// mean of their looks decides; never a face the two boxes disagree on. A
+// die the model finds too blurred through its box (mean 0) is not looked
+// at again.
 func TestClassifyTwoBoxes(t *testing.T) {
 	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
 	box := image.Rect(50, 50, 110, 110)
@@ -510,6 +512,7 @@ func TestClassifyTwoBoxes(t *testing.T) {
 		{"agree, unsure", [][4]float64{{7, 0.8, 0.88, 0}, {7, 0.85, 0.9, 0}}, 0, 0, 2},
 		{"faces differ", [][4]float64{{7, 0.8, 0.95, 0}, {8, 0.85, 0.95, 0}}, 0, 0, 2},
 		{"kinds differ", [][4]float64{{7, 0.8, 0.95, 0}, {7, 0.85, 0.95, 1}}, 0, 0, 2},
+		{"too blurred", [][4]float64{{7, 0, 0, 0}, {8, 0.99, 0.99, 0}}, 0, 0, 1},
 	} {
 		stub := &looksStub{readings: tc.readings}
 		r, err := NewReader(Options{Model: stub})

@@ -211,6 +211,9 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 // ClassifyLooks is Classify also returning the answer's mean probability
 // over the looks: a reader that looks at a die through two boxes may
 // average the two boxes' looks where no single box is sure by its least.
+// A die too blurred to read (MinSharpness) keeps its kind and face but has
+// least and mean 0, as does a crop with no allowed kind; any other answer
+// has a mean above 0.
 func (m *Model) ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64) {
 	return m.classifyLooks(crop, allowed, Views)
 }

@@ -365,6 +365,13 @@ func TestBlurredDieUnread(t *testing.T) {
 		if d, _, conf := m.Classify(boxBlur(crop, 6), nil); conf != 0 || d == "" {
 			t.Errorf("face %d blurred: kind %q confidence %g, want a kind and 0", f, d, conf)
 		}
+		// The mean too, by which a reader tells blurred from unsure.
+		if _, _, _, mean := m.ClassifyLooks(crop, nil); mean <= 0 {
+			t.Errorf("face %d: mean %g, want above 0", f, mean)
+		}
+		if _, _, _, mean := m.ClassifyLooks(boxBlur(crop, 6), nil); mean != 0 {
+			t.Errorf("face %d blurred: mean %g, want 0", f, mean)
+		}
 	}
 	if sharpRead < 4 {
 		t.Errorf("only %d of 4 sharp crops were read at all", sharpRead)
