@@ -121,6 +121,12 @@ func TestTrainToyDice(t *testing.T) {
 	if got := m.Kinds(); !slices.Equal(got, []string{"d4", "d6"}) {
 		t.Fatalf("Kinds() = %v, want [d4 d6]", got)
 	}
+	// The net's own reading: crops from 50 px, smaller than any it was
+	// trained on (60–80), measure blurrier than its training dice once
+	// enlarged, and the sharpness checks (TestBlurredDieUnread,
+	// TestSoftDieNeedsMore) would ask more of them.
+	defer func(v float64) { m.minSharp = v }(m.minSharp)
+	m.minSharp = 0
 	r := rand.New(rand.NewPCG(21, 22))
 	right, answered, total := 0, 0, 0
 	for k := 0; k < 10; k++ {
@@ -375,6 +381,44 @@ func TestBlurredDieUnread(t *testing.T) {
 	}
 	if sharpRead < 4 {
 		t.Errorf("only %d of 4 sharp crops were read at all", sharpRead)
+	}
+}
+
+// TestSoftDieNeedsMore: a die blurrier than the training dice's 1st
+// percentile, but not so blurred as to go unread, has its confidence
+// taken as softFactor times likelier wrong: 0.99 reads as 0.9.
+func TestSoftDieNeedsMore(t *testing.T) {
+	m := trainToy(t)
+	defer func(v float64) { m.minSharp = v }(m.minSharp)
+	crop := pipCrop(3, 0.4, 80, green, rand.New(rand.NewPCG(33, 34)))
+	s := sharpness(toCanon(crop, m.canonSide()))
+	m.minSharp = 0
+	d, f, least, mean := m.ClassifyLooks(crop, nil)
+	if least <= 0 {
+		t.Fatalf("the sharp crop read %s %d at %g", d, f, least)
+	}
+	for _, tc := range []struct {
+		name     string
+		minSharp float64
+		soft     bool
+	}{
+		{"sharper than the 1st percentile", s * sharpSlack * 0.99, false},
+		{"in the band", s * 0.8, true},
+	} {
+		m.minSharp = tc.minSharp
+		d2, f2, l2, m2 := m.ClassifyLooks(crop, nil)
+		wl, wm := least, mean
+		if tc.soft {
+			wl, wm = softened(least), softened(mean)
+		}
+		if d2 != d || f2 != f || l2 != wl || m2 != wm {
+			t.Errorf("%s: %s %d at %g (mean %g), want %s %d at %g (%g)", tc.name, d2, f2, l2, m2, d, f, wl, wm)
+		}
+	}
+	for _, c := range [][2]float64{{1, 1}, {0.99, 0.9}, {0.95, 0.5}, {0.9, 0}, {0.5, 0}} {
+		if got := softened(c[0]); math.Abs(got-c[1]) > 1e-9 {
+			t.Errorf("softened(%g) = %g, want %g", c[0], got, c[1])
+		}
 	}
 }
 
