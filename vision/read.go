@@ -435,7 +435,8 @@ func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, fl
 		return kind, f, conf
 	}
 	if mean == 0 {
-		// Too blurred to read (or no kind allowed). The grown box is
+		// Too blurred to read, or nearly so and unsure (or no kind
+		// allowed): see numeral.Model.ClassifyLooks. The grown box is
 		// not asked: more of the die's outline and the floor in it
 		// passed the sharpness check where the die's own box failed,
 		// and defocused 40° stand-in photos were read wrong that way

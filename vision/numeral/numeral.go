@@ -212,8 +212,9 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 // over the looks: a reader that looks at a die through two boxes may
 // average the two boxes' looks where no single box is sure by its least.
 // A die too blurred to read (MinSharpness) keeps its kind and face but has
-// least and mean 0, as does a crop with no allowed kind; any other answer
-// has a mean above 0.
+// least and mean 0, as do a crop with no allowed kind and a die in the
+// band where the net must be surer (softFactor) read at a mean of 0.9 or
+// less; any other answer has a mean above 0.
 func (m *Model) ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64) {
 	return m.classifyLooks(crop, allowed, Views)
 }
