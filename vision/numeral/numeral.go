@@ -239,9 +239,11 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 	}
 	sum, low := w.sum[:n], w.sum[n:2*n]
 	clear(sum)
-	sharp := sharpness(c)
-	blurred := m.minSharp > 0 && sharp < m.minSharp
-	soft := m.minSharp > 0 && sharp < m.minSharp/sharpSlack
+	var blurred, soft bool
+	if m.minSharp > 0 { // a model without it is not measured at all
+		sharp := sharpness(c)
+		blurred, soft = sharp < m.minSharp, sharp < m.minSharp/sharpSlack
+	}
 	if m.arch.Polar {
 		// A quarter turn is a shift by whole angle cells, which a polar
 		// net does not see: its second look is turned by half a cell of
