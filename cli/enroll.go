@@ -167,7 +167,9 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "trained: %d die crops, %d background, %d held back, %d epochs in %.0f s; kinds:\n",
 		st.Samples, st.Background, st.Validation, st.Epochs, time.Since(start).Seconds())
 	if ms := m.MinSharpness(); ms > 0 {
-		fmt.Fprintf(env.Stdout, "sharpness: a die blurrier than %.4f (about two thirds of the blurriest training dice's, the 1%% most blurred left out) is left unread\n", ms)
+		fmt.Fprintf(env.Stdout, "sharpness: a die blurrier than %.4f (about two thirds of the blurriest training dice's, the 1%% most blurred left out) is left unread; "+
+			"one blurrier than %.4f (the blurriest training dice's) must be read %d times as surely (%.3g for %.3g)\n",
+			ms, m.SoftSharpness(), numeral.SoftFactor, 1-(1-vision.DefaultMinConfidence)/numeral.SoftFactor, vision.DefaultMinConfidence)
 	}
 	var weak, poor []string
 	for _, k := range st.Kinds {

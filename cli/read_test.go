@@ -260,8 +260,8 @@ func TestEnrollLocatesUnboxedDice(t *testing.T) {
 	if !strings.Contains(out, "trained: 32 die crops, ") {
 		t.Errorf("enroll should train on the 32 located dice: %s", out)
 	}
-	if !strings.Contains(out, "sharpness: a die blurrier than ") {
-		t.Errorf("enroll should tell the least sharpness read: %s", out)
+	if !strings.Contains(out, "sharpness: a die blurrier than ") || !strings.Contains(out, "must be read 10 times as surely (0.99 for 0.9)") {
+		t.Errorf("enroll should tell the least sharpness read and the band below the training dice's: %s", out)
 	}
 	if !strings.Contains(out, "sizes: located dice in the 320x240 view lie d20 ") {
 		t.Errorf("enroll should tell the located dice's sizes: %s", out)

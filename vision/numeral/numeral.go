@@ -149,6 +149,11 @@ func (m *Model) Sizes() json.RawMessage { return m.sizes }
 // read (the training dice's 1st percentile, times sharpSlack); 0: no check.
 func (m *Model) MinSharpness() float64 { return m.minSharp }
 
+// SoftSharpness is the sharpness below which (down to MinSharpness) a
+// die's confidence is taken as SoftFactor times likelier wrong: the
+// training dice's 1st percentile. 0 when none is known.
+func (m *Model) SoftSharpness() float64 { return m.minSharp / sharpSlack }
+
 // SetSizes stores die sizes encoded by package vision, written with the
 // model.
 func (m *Model) SetSizes(s json.RawMessage) { m.sizes = s }
@@ -213,7 +218,7 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 // average the two boxes' looks where no single box is sure by its least.
 // A die too blurred to read (MinSharpness) keeps its kind and face but has
 // least and mean 0, as do a crop with no allowed kind and a die in the
-// band where the net must be surer (softFactor) read at a mean of 0.9 or
+// band where the net must be surer (SoftFactor) read at a mean of 0.9 or
 // less; any other answer has a mean above 0.
 func (m *Model) ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64) {
 	return m.classifyLooks(crop, allowed, Views)
@@ -308,7 +313,7 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 	return m.classes[best].Die, m.classes[best].Face, least, mean
 }
 
-// softFactor is how many times likelier to be wrong an answer is taken to
+// SoftFactor is how many times likelier to be wrong an answer is taken to
 // be for a die blurrier than the training dice's 1st percentile but within
 // sharpSlack of it: 0.99 becomes 0.9. The net reads such dice surely and
 // wrongly now and then. Defocused copies of 150 40° stand-in photos, read
@@ -318,10 +323,10 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 // Through the reader, defocused copies of three stand-in sets read 40
 // right and 0 wrong with it, 93 and 6 without; six clean sets, 1,669
 // right of 1,800 against 1,674, with no more wrong.
-const softFactor = 10
+const SoftFactor = 10
 
 // softened is confidence p of a die in that band.
-func softened(p float64) float64 { return max(0, 1-softFactor*(1-p)) }
+func softened(p float64) float64 { return max(0, 1-SoftFactor*(1-p)) }
 
 // sharpness is how sharp the die in c is: over the middle of the die,
 // sampled in grey on a sharpGrid-cell square whatever the die's size in

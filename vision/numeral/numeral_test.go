@@ -386,7 +386,7 @@ func TestBlurredDieUnread(t *testing.T) {
 
 // TestSoftDieNeedsMore: a die blurrier than the training dice's 1st
 // percentile, but not so blurred as to go unread, has its confidence
-// taken as softFactor times likelier wrong: 0.99 reads as 0.9.
+// taken as SoftFactor times likelier wrong: 0.99 reads as 0.9.
 func TestSoftDieNeedsMore(t *testing.T) {
 	m := trainToy(t)
 	defer func(v float64) { m.minSharp = v }(m.minSharp)
