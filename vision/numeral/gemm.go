@@ -56,29 +56,15 @@ func nnRows(i0, i1, j0, n, k int, a, b []float32, ldb int, c []float32) {
 	}
 }
 
-// gemmTN computes c += aᵀ·b with a k×m, b k×n, c m×n. With AVX2 it
-// writes aᵀ into scratch (at least m×k long) and runs gemmNN, whose
-// blocks need a's rows contiguous; the sums are the same either way.
+// gemmTN computes c += aᵀ·b with a k×m, b k×n, c m×n: it writes aᵀ into
+// scratch (at least m×k long) and runs gemmNN, whose blocks need a's rows
+// contiguous; each element is summed as gemmNN sums it.
 //
 //go:norace
 func gemmTN(m, n, k int, a, b, c, scratch []float32) {
-	if hasAVX2 && n >= 8 && m >= 4 {
-		at := scratch[:m*k]
-		transpose(at, a, k, m, m, k)
-		gemmNN(m, n, k, at, b, n, c)
-		return
-	}
-	for i := 0; i < m; i++ {
-		ci := c[i*n : i*n+n]
-		p := 0
-		for ; p+4 <= k; p += 4 {
-			madd4(ci, b[p*n:p*n+n], b[(p+1)*n:(p+1)*n+n], b[(p+2)*n:(p+2)*n+n], b[(p+3)*n:(p+3)*n+n],
-				a[p*m+i], a[(p+1)*m+i], a[(p+2)*m+i], a[(p+3)*m+i])
-		}
-		for ; p < k; p++ {
-			axpy(a[p*m+i], b[p*n:p*n+n], ci)
-		}
-	}
+	at := scratch[:m*k]
+	transpose(at, a, k, m, m, k)
+	gemmNN(m, n, k, at, b, n, c)
 }
 
 // ntScratch is how long gemmNT's scratch must be: bᵀ with its columns
