@@ -247,7 +247,7 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 	var blurred, soft bool
 	if m.minSharp > 0 { // a model without it is not measured at all
 		sharp := sharpness(c)
-		blurred, soft = sharp < m.minSharp, sharp < m.minSharp/sharpSlack
+		blurred, soft = sharp < m.minSharp, sharp < m.SoftSharpness()
 	}
 	if m.arch.Polar {
 		// A quarter turn is a shift by whole angle cells, which a polar
