@@ -196,14 +196,15 @@ const (
 // drifts) still matches where nothing lies on it. A tray estimated from
 // the photo itself has its light already.
 func diffMask(c *colourImg, bg gocv.Mat, match bool, chroma int) []uint8 {
-	mask, _ := diffMasks(c, bg, match, chroma)
+	mask, _ := diffMasks(c, bg, match, chroma, false)
 	return mask
 }
 
-// diffMasks is diffMask also returning the weak mask: the pixels (255)
-// that differ from bg by half as much, where a die of about the colour
-// of what lies behind it still shows (see growInto).
-func diffMasks(c *colourImg, bg gocv.Mat, match bool, chroma int) (mask, weak []uint8) {
+// diffMasks is diffMask also returning, withWeak, the weak mask: the
+// pixels (255) that differ from bg by half as much, where a die of about
+// the colour of what lies behind it still shows (see growInto). Without,
+// weak is nil and costs nothing.
+func diffMasks(c *colourImg, bg gocv.Mat, match bool, chroma int, withWeak bool) (mask, weak []uint8) {
 	w, h := c.mat.Cols(), c.mat.Rows()
 	a, err := c.mat.DataPtrUint8()
 	if err != nil {
@@ -217,13 +218,16 @@ func diffMasks(c *colourImg, bg gocv.Mat, match bool, chroma int) (mask, weak []
 	if match {
 		l = photoLight(a, b)
 	}
-	mask, weak = make([]uint8, w*h), make([]uint8, w*h)
+	mask = make([]uint8, w*h)
+	if withWeak {
+		weak = make([]uint8, w*h)
+	}
 	for i := range mask {
 		d0, dc := l.residual(a[3*i:3*i+3], b[3*i:3*i+3])
 		if d0 >= blobThreshold || dc >= chroma {
 			mask[i] = 255
 		}
-		if 2*d0 >= blobThreshold || 2*dc >= chroma {
+		if weak != nil && (2*d0 >= blobThreshold || 2*dc >= chroma) {
 			weak[i] = 255
 		}
 	}
@@ -471,7 +475,7 @@ func findBlobs(c *colourImg, bg gocv.Mat) []blob {
 // (see diffMask), also returning the cleaned mask the regions were found
 // in (for litBox).
 func findBlobsMask(c *colourImg, bg gocv.Mat, chroma int) ([]blob, []uint8) {
-	mask, weak := diffMasks(c, bg, true, chroma)
+	mask, weak := diffMasks(c, bg, true, chroma, true)
 	return maskBlobs(c, mask, weak, nil), mask // maskBlobs cleans mask in place
 }
 
