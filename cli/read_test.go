@@ -156,6 +156,9 @@ func TestReadFlagErrorsExit2(t *testing.T) {
 	if code, _, _ := runTowerd(t, "", "enroll", "somewhere"); code != 2 {
 		t.Errorf("enroll without --out: exit %d", code)
 	}
+	if code, _, _ := runTowerd(t, "", "enroll", "--max-time", "-1s", "--out", filepath.Join(t.TempDir(), "m"), t.TempDir()); code != 2 {
+		t.Errorf("enroll --max-time -1s: exit %d", code)
+	}
 	if code, _, _ := runTowerd(t, "", "enroll", "--out", filepath.Join(t.TempDir(), "m"), t.TempDir()); code != 2 {
 		t.Errorf("enroll of a folder without labels.csv: exit %d", code)
 	}
@@ -225,6 +228,29 @@ func TestEnrollLearnsTheTray(t *testing.T) {
 	}
 	if code, out, errs := runTowerd(t, "", "eval", "--json", "--model", model, dir); code != 0 || !strings.Contains(out, `"precision"`) {
 		t.Fatalf("eval with the model and its tray: exit %d: %s %s", code, out, errs)
+	}
+}
+
+// TestEnrollKeepsToMaxTime: a time limit already spent when training
+// starts still trains the fewest epochs a limit plans (20 of 25 here), and
+// enroll says the limit cut training short.
+func TestEnrollKeepsToMaxTime(t *testing.T) {
+	dir := t.TempDir()
+	o := render.DatasetOptions{Photos: 6, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 2, Width: 320, Height: 240}
+	if err := render.WriteDataset(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "m")
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "25", "--max-time", "1ns", "--force", "--out", model, dir)
+	if code != 0 || !strings.Contains(out, "time: --max-time 1ns left time for 20 of 25 epochs") {
+		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
+	}
+	m, err := numeral.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.Epochs != 20 || st.EpochLimit != 25 {
+		t.Errorf("model stats: %d epochs of %d, want 20 of 25", st.Epochs, st.EpochLimit)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // pipCrop draws a CropDie-style crop of a toy die: a light disc on a dark
@@ -288,12 +289,13 @@ func FuzzLoad(f *testing.F) {
 	})
 }
 
-// TestViewBudget: small sets get a third more views than large ones,
-// which must enrol within minutes; in between a straight line.
-func TestViewBudget(t *testing.T) {
-	for _, c := range []struct{ n, want int }{{1, 900000}, {86, 900000}, {300, 900000}, {650, 787500}, {1000, 675000}, {4458, 675000}} {
-		if got := viewBudget(c.n); got != c.want {
-			t.Errorf("viewBudget(%d) = %d, want %d", c.n, got, c.want)
+// TestDefaultEpochs: the default shows about viewBudget views, a sixth
+// as many again of background, in 20 to 6,000 epochs.
+func TestDefaultEpochs(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{1, 6000}, {86, 6000}, {300, 3428}, {1000, 1028}, {4458, 230}, {100000, 20}} {
+		var o TrainOptions
+		if err := o.defaults(c.n); err != nil || o.Epochs != c.want {
+			t.Errorf("%d die crops: %d epochs (%v), want %d", c.n, o.Epochs, err, c.want)
 		}
 	}
 }
@@ -441,4 +443,60 @@ func boxBlur(img *image.RGBA, r int) *image.RGBA {
 		}
 	}
 	return out
+}
+
+// TestPlan: a deadline plans as many epochs as fit at the pace so far,
+// within the limit, and never fewer than were run or minPlanned.
+func TestPlan(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		done, limit int
+		took, left  time.Duration
+		want        int
+	}{
+		{1, 1000, s, 100 * s, 101},
+		{50, 1000, 100 * s, 100 * s, 100},         // 2 s an epoch
+		{5, 10, 5 * s, 100 * s, 10},               // the limit
+		{10, 1000, 10 * s, 0, minPlanned},         // no time left: the floor
+		{30, 1000, 30 * s, -5 * s, 30},            // past it: stop now
+		{1, 5, s, 0, 5},                           // a limit under the floor
+		{1, 1000, 0, 10 * s, 1000},                // the clock has not moved
+		{1, 1000, time.Nanosecond, 1 << 62, 1000}, // no overflow
+	} {
+		if got := plan(c.done, c.limit, c.took, c.left); got != c.want {
+			t.Errorf("plan(%d, %d, %v, %v) = %d, want %d", c.done, c.limit, c.took, c.left, got, c.want)
+		}
+	}
+}
+
+// TestTrainToDeadline: on a clock that moves a second an epoch, a deadline
+// 31 s off plans 30 of 60 epochs from the first on, runs them, and says
+// the time was short; one far off runs all 60.
+func TestTrainToDeadline(t *testing.T) {
+	for _, c := range []struct {
+		deadline time.Duration
+		want     int
+		limited  bool
+	}{{31 * time.Second, 30, true}, {time.Hour, 60, false}} {
+		t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		calls := 0
+		var plans []int
+		opts := TrainOptions{Arch: toyArch, Epochs: 60, Seed: 1, Batch: 16, Deadline: t0.Add(c.deadline),
+			Progress: func(p Progress) { plans = append(plans, p.Epochs) }}
+		opts.now = func() time.Time { calls++; return t0.Add(time.Duration(calls) * time.Second) }
+		m, err := Train(toySamples(rand.New(rand.NewPCG(1, 1))), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := m.Stats()
+		if st.Epochs != c.want || (st.EpochLimit > st.Epochs) != c.limited || st.EpochLimit != 60 {
+			t.Errorf("deadline %v: %d epochs, time limited %v; want %d, %v", c.deadline, st.Epochs, st.EpochLimit > st.Epochs, c.want, c.limited)
+		}
+		for i, p := range plans {
+			if p != c.want {
+				t.Errorf("deadline %v: epoch %d planned %d, want %d throughout", c.deadline, i+1, p, c.want)
+				break
+			}
+		}
+	}
 }

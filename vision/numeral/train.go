@@ -16,7 +16,8 @@ import (
 type TrainOptions struct {
 	// Epochs is the number of passes over the training crops, each with
 	// fresh random augmentation; 0 picks one from the number of die crops
-	// (about viewBudget(n) views in all, at most 6,000 epochs).
+	// (about viewBudget views in all, at most 6,000 epochs). With a
+	// Deadline it is the most that are run.
 	Epochs int
 	// Seed makes a run repeatable: the same samples, options and seed give
 	// the same model.
@@ -52,6 +53,16 @@ type TrainOptions struct {
 	Workers int
 	// Context stops training early when done; nil means never.
 	Context context.Context
+	// Deadline, when set, is when training should be done. After every
+	// epoch the epochs still to run are planned from the time the epochs
+	// so far took, so that the learning rate's schedule runs to its end
+	// by then: at most Epochs, and at least minPlanned (or Epochs, when
+	// fewer) however late it is. A model trained to a deadline depends on
+	// the machine's speed; the zero Deadline trains exactly Epochs.
+	Deadline time.Time
+	// now is the clock Deadline is read on; nil means time.Now (tests set
+	// it).
+	now func() time.Time
 	// Progress, when set, is called after every epoch.
 	Progress func(Progress)
 }
@@ -66,10 +77,13 @@ type Progress struct {
 
 // Stats tells how a model was trained and how well it reads.
 type Stats struct {
-	Samples     int           `json:"samples"`     // die crops used for training
-	Background  int           `json:"background"`  // background crops used
-	Validation  int           `json:"validation"`  // die crops held back
-	Epochs      int           `json:"epochs"`      // epochs run
+	Samples    int `json:"samples"`    // die crops used for training
+	Background int `json:"background"` // background crops used
+	Validation int `json:"validation"` // die crops held back
+	Epochs     int `json:"epochs"`     // epochs run
+	// EpochLimit is the most epochs training could run (TrainOptions.Epochs);
+	// above Epochs when a Deadline left time for fewer.
+	EpochLimit  int           `json:"epoch_limit,omitempty"`
 	Seconds     float64       `json:"seconds"`     // training time
 	Temperature float64       `json:"temperature"` // calibrated softmax temperature
 	Kinds       []KindStats   `json:"kinds"`
@@ -121,9 +135,8 @@ func (o *TrainOptions) defaults(n int) error {
 	}
 	if o.Epochs == 0 {
 		// A face needs views at many angles, scales and lights however
-		// few photos show it, and a 1,000-photo set must still train in
-		// minutes on two cores (viewBudget).
-		o.Epochs = min(6000, max(20, viewBudget(n)*bgEvery/((bgEvery+1)*max(n, 1))))
+		// few photos show it (viewBudget); a Deadline may run fewer.
+		o.Epochs = min(6000, max(20, viewBudget*bgEvery/((bgEvery+1)*max(n, 1))))
 	}
 	if o.Context == nil {
 		o.Context = context.Background()
@@ -165,30 +178,21 @@ const labelSmoothing = 0.05
 // bgEvery is how many die crops an epoch shows per background crop.
 const bgEvery = 6
 
-// viewBudget is how many augmented views training shows by default for n
-// training crops: 900,000 up to 300 crops, 675,000 from 1,000, and in
-// between a straight line. A small set shows each face in one or a few
-// photos, so its angles, scales and lights come only from augmentation:
-// burksbuilds (86 crops) read its turned dice at recall 0.979 after
-// 300,000 views and 0.985–0.996 (six draws of turns) after 600,000; half
-// as many, 0.957. (At 86 crops the cap of 6,000 epochs holds it to about
-// 600,000.) A large set carries more of that variety in its photos, and a
-// 1,000-photo set must enrol within ten minutes on the two cores of the
-// development VM, at about 0.4 ms a view since session 19's blocked
-// kernels (0.7–0.85 before): the 35° stand-in without boxes read 239 of
-// 300 after 450,000 views (enrolled in 4.0 min), 260 (and 1 wrong) after
-// 675,000 (5.6 min). 1,000 rendered trays read 412 of 418 held-out dice
-// after 300,000 views, all 418 after 450,000.
-func viewBudget(n int) int {
-	const lo, hi = 300, 1000
-	switch {
-	case n <= lo:
-		return 900000
-	case n >= hi:
-		return 675000
-	}
-	return 900000 - 225000*(n-lo)/(hi-lo)
-}
+// viewBudget is how many augmented views training shows by default, in at
+// most 6,000 epochs. A small set shows each
+// face in one or a few photos, so its angles, scales and lights come only
+// from augmentation: burksbuilds (86 crops, held to about 600,000 views by
+// the epoch cap) read its turned dice at recall 0.979 after 300,000 views
+// and 0.985–0.996 (six draws of turns) after 600,000; half as many, 0.957.
+// A large set carries more of that variety in its photos but still reads
+// more dice the more views it sees: on the 30° stand-in without boxes,
+// 1,000 photos, recall 0.817 after 450,000 views, 0.843 after 612,000,
+// 0.907 after 815,000, 0.903 (one wrong) after 1,077,000. Before session
+// 20 the budget fell to 675,000 at 1,000 crops so as to enrol within ten
+// minutes at the slow end of the development VM; enroll now sets a
+// Deadline instead, which at about 0.45 ms a view on two cores leaves a
+// 1,000-photo set most of this budget.
+const viewBudget = 1200000
 
 // Train fits a model to the labelled crops. It needs at least two classes
 // (die faces, or one face and background) among the samples.
@@ -254,6 +258,7 @@ func Train(samples []Sample, opts TrainOptions) (*Model, error) {
 	m.minSharp = minSharpness(train)
 	m.stats = stats(m, train, val, opts.Seed)
 	m.stats.Epochs = t.epochsRun
+	m.stats.EpochLimit = opts.Epochs
 	m.stats.Duration = time.Since(start)
 	m.stats.Seconds = m.stats.Duration.Seconds()
 	return m, nil
@@ -351,11 +356,18 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 		nBg = len(bg)
 	}
 	n := len(dice) + nBg
-	total := (n + o.Batch - 1) / o.Batch * o.Epochs
+	perEpoch := (n + o.Batch - 1) / o.Batch
+	planned := o.Epochs // the epochs to run, replanned for a Deadline
+	total := perEpoch * planned
 	warm := min(300, total/10+1)
 	order := make([]int, n)
 	step := 0
-	for epoch := 0; epoch < o.Epochs; epoch++ {
+	now := o.now
+	if now == nil {
+		now = time.Now
+	}
+	begun := now()
+	for epoch := 0; epoch < planned; epoch++ {
 		r.Shuffle(len(bg), func(i, j int) { bg[i], bg[j] = bg[j], bg[i] })
 		copy(order, dice)
 		copy(order[len(dice):], bg[:nBg])
@@ -403,18 +415,42 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 			if step < warm {
 				lr *= float64(step+1) / float64(warm)
 			} else {
-				lr *= 0.02 + 0.98*0.5*(1+math.Cos(math.Pi*float64(step-warm)/float64(max(1, total-warm))))
+				lr *= 0.02 + 0.98*0.5*(1+math.Cos(math.Pi*min(1, float64(step-warm)/float64(max(1, total-warm)))))
 			}
 			adam.step(p, grad, lr, spans, o.Workers)
 			step++
 		}
 		t.epochsRun = epoch + 1
+		if !o.Deadline.IsZero() {
+			at := now()
+			planned = plan(epoch+1, o.Epochs, at.Sub(begun), o.Deadline.Sub(at))
+			total = perEpoch * planned
+		}
 		if o.Progress != nil {
-			o.Progress(Progress{Epoch: epoch + 1, Epochs: o.Epochs, Loss: eLoss / float64(max(eCount, 1)),
+			o.Progress(Progress{Epoch: epoch + 1, Epochs: planned, Loss: eLoss / float64(max(eCount, 1)),
 				Accuracy: float64(eRight) / float64(max(eCount, 1)), Elapsed: time.Since(start)})
 		}
 	}
 	return nil
+}
+
+// minPlanned is the fewest epochs a Deadline plans: a model trained less
+// reads nothing well, and enrolment says when the time ran short.
+const minPlanned = 20
+
+// plan is how many epochs to run, up to limit, when the first done took
+// took and left remains before the deadline: as many as fit at the pace so
+// far, but no fewer than done or minPlanned. The pace is over all epochs so far,
+// so the plan, and with it the learning rate, moves little from one epoch
+// to the next.
+func plan(done, limit int, took, left time.Duration) int {
+	fit := done
+	if per := took / time.Duration(done); per > 0 && left > 0 {
+		fit += int(min(left/per, time.Duration(limit)))
+	} else if left > 0 {
+		fit = limit
+	}
+	return min(limit, max(fit, done, minPlanned))
 }
 
 // learn adds one augmented view's gradient to s. Now and then the view is
