@@ -580,48 +580,78 @@ func im2col(x []float32, c, h, w, ld int, circ bool, col []float32) {
 }
 
 // col2im is the adjoint of im2col: it sums the columns back into dx.
+// Each element of dx is summed in a register from its nine terms, in the
+// columns' order (ky, kx), from +0: the same sums, to the bit, as adding
+// one column at a time into a cleared dx, with one store for nine loads
+// and stores. Rows beyond the edge read a row of +0, which leaves a sum
+// unchanged (a sum begun at +0 is never -0).
 //
 //go:norace
 func col2im(col []float32, c, h, w int, circ bool, dx []float32) {
 	hw := h * w
-	clear(dx[:c*hw])
+	var zero [2 * maxSize]float32 // the widest row: a polar input's angles
+	var rows [9][]float32
 	for ch := 0; ch < c; ch++ {
-		dst := dx[ch*hw : ch*hw+hw]
-		for ky := 0; ky < 3; ky++ {
-			for kx := 0; kx < 3; kx++ {
-				src := col[((ch*3+ky)*3+kx)*hw:][:hw]
-				dxo := kx - 1
-				for y := 0; y < h; y++ {
-					sy := y + ky - 1
-					if sy < 0 || sy >= h {
-						continue
-					}
-					s := src[y*w : y*w+w]
-					d := dst[sy*w : sy*w+w]
-					switch dxo {
-					case -1:
-						for j := 1; j < w; j++ {
-							d[j-1] += s[j]
-						}
-						if circ {
-							d[w-1] += s[0]
-						}
-					case 0:
-						for j := 0; j < w; j++ {
-							d[j] += s[j]
-						}
-					case 1:
-						for j := 0; j < w-1; j++ {
-							d[j+1] += s[j]
-						}
-						if circ {
-							d[0] += s[w-1]
-						}
-					}
+		src := col[ch*9*hw : ch*9*hw+9*hw]
+		for sy := 0; sy < h; sy++ {
+			for k := range rows {
+				// Term (ky, kx) of element j is column k's row
+				// sy+1-ky at j+1-kx.
+				y := sy + 1 - k/3
+				if y < 0 || y >= h {
+					rows[k] = zero[:w]
+				} else {
+					rows[k] = src[k*hw+y*w : k*hw+y*w+w]
 				}
+			}
+			d := dx[ch*hw+sy*w : ch*hw+sy*w+w]
+			// The two ends, where kx = 0 or 2 reaches past the row.
+			for _, j := range [2]int{0, w - 1} {
+				v := float32(0)
+				for k, r := range rows {
+					v += at(r, j+1-k%3, circ)
+				}
+				d[j] = v
+				if w == 1 {
+					break
+				}
+			}
+			if w <= 2 {
+				continue
+			}
+			n := w - 2 // j = 1 … w-2: i = j-1
+			di := d[1 : 1+n]
+			a0, a1, a2 := rows[0][2:2+n], rows[1][1:1+n], rows[2][:n]
+			b0, b1, b2 := rows[3][2:2+n], rows[4][1:1+n], rows[5][:n]
+			c0, c1, c2 := rows[6][2:2+n], rows[7][1:1+n], rows[8][:n]
+			for i := range di {
+				v := float32(0)
+				v += a0[i]
+				v += a1[i]
+				v += a2[i]
+				v += b0[i]
+				v += b1[i]
+				v += b2[i]
+				v += c0[i]
+				v += c1[i]
+				v += c2[i]
+				di[i] = v
 			}
 		}
 	}
+}
+
+// at is s[j], wrapped around when circ and +0 beyond the ends when not.
+func at(s []float32, j int, circ bool) float32 {
+	switch {
+	case j >= 0 && j < len(s):
+		return s[j]
+	case !circ:
+		return 0
+	case j < 0:
+		return s[len(s)+j]
+	}
+	return s[j-len(s)]
 }
 
 // maxPool takes the maximum of each 2×2 cell (floor size) and records

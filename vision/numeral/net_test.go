@@ -291,3 +291,80 @@ func TestMaxPoolMatchesFloatCompares(t *testing.T) {
 		}
 	}
 }
+
+// col2imByColumn is col2im as it was before session 20: one column at a
+// time added into a cleared dx. col2im must give the same bits.
+func col2imByColumn(col []float32, c, h, w int, circ bool, dx []float32) {
+	hw := h * w
+	clear(dx[:c*hw])
+	for ch := 0; ch < c; ch++ {
+		dst := dx[ch*hw : ch*hw+hw]
+		for ky := 0; ky < 3; ky++ {
+			for kx := 0; kx < 3; kx++ {
+				src := col[((ch*3+ky)*3+kx)*hw:][:hw]
+				dxo := kx - 1
+				for y := 0; y < h; y++ {
+					sy := y + ky - 1
+					if sy < 0 || sy >= h {
+						continue
+					}
+					s := src[y*w : y*w+w]
+					d := dst[sy*w : sy*w+w]
+					switch dxo {
+					case -1:
+						for j := 1; j < w; j++ {
+							d[j-1] += s[j]
+						}
+						if circ {
+							d[w-1] += s[0]
+						}
+					case 0:
+						for j := 0; j < w; j++ {
+							d[j] += s[j]
+						}
+					case 1:
+						for j := 0; j < w-1; j++ {
+							d[j+1] += s[j]
+						}
+						if circ {
+							d[0] += s[w-1]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCol2imIsExact: summed in registers, col2im gives the bits of adding
+// the columns one by one, -0, infinities and NaN included, at every width
+// from one on and with the angle wrapping or not.
+func TestCol2imIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	odd := []float32{float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-40, -3e38}
+	for _, circ := range []bool{false, true} {
+		for _, sz := range [][3]int{{1, 1, 1}, {2, 1, 2}, {1, 3, 1}, {2, 2, 3}, {3, 4, 8}, {2, 8, 32}, {1, 2, 256}} {
+			c, h, w := sz[0], sz[1], sz[2]
+			y := randSlice(r, c*9*h*w)
+			for i := range y {
+				switch r.IntN(8) {
+				case 0:
+					y[i] = odd[r.IntN(len(odd))]
+				case 1:
+					y[i] = float32(math.Copysign(0, -1)) // columns of a ReLU's zeros
+				}
+			}
+			got, want := make([]float32, c*h*w), make([]float32, c*h*w)
+			for i := range got {
+				got[i] = 7 // col2im must overwrite, not add
+			}
+			col2im(y, c, h, w, circ, got)
+			col2imByColumn(y, c, h, w, circ, want)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("circ %v, %v: dx[%d] = %g (%#x), want %g (%#x)", circ, sz, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}
