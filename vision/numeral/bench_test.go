@@ -58,7 +58,8 @@ func BenchmarkTrainStep(b *testing.B) {
 	c := toCanon(benchCrop(), maxSide(m.arch.Size, m.view))
 	o := TrainOptions{}
 	o.defaults(1)
-	tr := &trainer{net: m.net, opts: &o, nClasses: len(m.classes)}
+	tr := &trainer{net: m.net, opts: &o, nClasses: len(m.classes), pt: make([]float32, m.net.nParams)}
+	m.net.transposeWeights(m.params, tr.pt) // once a step, for all its views
 	s := &shardState{w: m.net.newWork(), grad: make([]float32, m.net.nParams), target: make([]float32, len(m.classes))}
 	r := rand.New(rand.NewPCG(1, 2))
 	t0 := cputime.Now()

@@ -340,9 +340,22 @@ func (n *net) forward(p []float32, w *work) []float32 {
 	return w.dense[len(n.dense)]
 }
 
+// transposeWeights writes into pt, at each conv layer's offset in p, the
+// transpose of its weights (cin·9 rows of cout) for every layer but the
+// first, which backward needs no input gradient for. Training does this
+// once a step for all the step's views, which each transposed them anew.
+func (n *net) transposeWeights(p, pt []float32) {
+	for _, l := range n.convs[1:] {
+		k := l.cin * 9
+		transpose(pt[l.wOff:l.wOff+k*l.cout], p[l.wOff:l.wOff+l.cout*k], l.cout, k, k, l.cout)
+	}
+}
+
 // backward adds to g the gradient of the loss whose gradient with respect
-// to the logits is dLogits, for the activations left in w by forward.
-func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
+// to the logits is dLogits, for the activations left in w by forward. pt
+// is p's conv weights transposed (transposeWeights), or nil to transpose
+// them here.
+func (n *net) backward(p, pt, g []float32, w *work, dLogits []float32) {
 	cur := 0 // which of w.dVec holds dy
 	dy := w.dVec[cur][:len(dLogits)]
 	copy(dy, dLogits)
@@ -421,7 +434,11 @@ func (n *net) backward(p, g []float32, w *work, dLogits []float32) {
 		}
 		dCol := w.dCol[:k*hw]
 		clear(dCol)
-		gemmTN(k, hw, l.cout, p[l.wOff:l.wOff+l.cout*k], dAct, dCol, w.gemm)
+		if pt != nil {
+			gemmNN(k, hw, l.cout, pt[l.wOff:l.wOff+k*l.cout], dAct, hw, dCol)
+		} else {
+			gemmTN(k, hw, l.cout, p[l.wOff:l.wOff+l.cout*k], dAct, dCol, w.gemm)
+		}
 		dIn := w.dIn[:l.cin*hw]
 		col2im(dCol, l.cin, l.h, l.w, l.circ, dIn)
 		dOut = w.dOut[:len(dIn)]

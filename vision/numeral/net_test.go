@@ -217,7 +217,7 @@ func gradientCheck(t *testing.T, a Arch) {
 	}
 	loss()
 	g := make([]float32, nt.nParams)
-	nt.backward(p, g, w, coef)
+	nt.backward(p, nil, g, w, coef)
 
 	// Small steps: the normalisation bends the loss sharply where a
 	// group's spread is small, and 1e-2 steps over such bends disagree.

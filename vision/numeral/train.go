@@ -318,6 +318,7 @@ type trainer struct {
 	train     []item
 	nClasses  int
 	epochsRun int
+	pt        []float32 // the conv weights transposed, for this step (nil: per view)
 }
 
 // shardState is one shard's scratch: its own activations and gradient.
@@ -339,6 +340,8 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 	}
 	grad := make([]float32, len(p))
 	spans := spansOf(len(p), 2*o.Workers)
+	t.pt = make([]float32, len(p))
+	t.net.transposeWeights(p, t.pt)
 	// An epoch shows every die crop once and at most one background crop
 	// per bgEvery die crops: a set photographed one die at a time has
 	// about as many background crops as dice, and learning them as often
@@ -418,6 +421,7 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 				lr *= 0.02 + 0.98*0.5*(1+math.Cos(math.Pi*min(1, float64(step-warm)/float64(max(1, total-warm)))))
 			}
 			adam.step(p, grad, lr, spans, o.Workers)
+			t.net.transposeWeights(p, t.pt)
 			step++
 		}
 		t.epochsRun = epoch + 1
@@ -487,7 +491,7 @@ func (t *trainer) learn(p []float32, s *shardState, it item, r *rand.Rand) {
 		s.target[i] = s.w.probs[i] - eps
 	}
 	s.target[cl] -= 1 - labelSmoothing
-	t.net.backward(p, s.grad, s.w, s.target)
+	t.net.backward(p, t.pt, s.grad, s.w, s.target)
 }
 
 // augment samples a randomly rotated, scaled, shifted and stretched view of
