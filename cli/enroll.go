@@ -310,8 +310,9 @@ func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []imag
 // defaultMaxTime is enroll's time limit: a set of 1,000 photos must enrol
 // within ten minutes on the two cores of the development VM, whose speed
 // varies by half from hour to hour, and more training reads more dice
-// there (the 30° stand-in without boxes: 0.843 recall after 578 epochs,
-// 0.907 after 770).
+// there: the six stand-ins of docs/vision.md read 1,730 of 1,800 dice
+// trained to this limit (958–1,028 epochs, 8–9 minutes), 1,669 after the
+// 578 epochs that fitted the slow hours.
 const defaultMaxTime = 9 * time.Minute
 
 // slantRotation is the training rotation when a lens is found. On the

@@ -179,12 +179,12 @@ const labelSmoothing = 0.05
 const bgEvery = 6
 
 // viewBudget is how many augmented views training shows by default, in at
-// most 6,000 epochs. A small set shows each
-// face in one or a few photos, so its angles, scales and lights come only
-// from augmentation: burksbuilds (86 crops, held to about 600,000 views by
-// the epoch cap) read its turned dice at recall 0.979 after 300,000 views
-// and 0.985–0.996 (six draws of turns) after 600,000; half as many, 0.957.
-// A large set carries more of that variety in its photos but still reads
+// most 6,000 epochs. A small set shows each face in one or a few photos,
+// so its angles, scales and lights come only from augmentation:
+// burksbuilds (86 crops, held to about 600,000 views by the epoch cap)
+// read its turned dice at recall 0.979 after 300,000 views and
+// 0.985–0.996 (six draws of turns) after 600,000; half as many, 0.957. A
+// large set carries more of that variety in its photos but still reads
 // more dice the more views it sees: on the 30° stand-in without boxes,
 // 1,000 photos, recall 0.817 after 450,000 views, 0.843 after 612,000,
 // 0.907 after 815,000, 0.903 (one wrong) after 1,077,000. Before session
@@ -442,11 +442,11 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 // reads nothing well, and enrolment says when the time ran short.
 const minPlanned = 20
 
-// plan is how many epochs to run, up to limit, when the first done took
-// took and left remains before the deadline: as many as fit at the pace so
-// far, but no fewer than done or minPlanned. The pace is over all epochs so far,
-// so the plan, and with it the learning rate, moves little from one epoch
-// to the next.
+// plan is how many epochs to run, up to limit, once done epochs have taken
+// took and left remains before the deadline: as many as fit at the pace
+// so far, but no fewer than done or minPlanned. The pace is over all the
+// epochs so far, so the plan, and with it the learning rate, moves little
+// from one epoch to the next.
 func plan(done, limit int, took, left time.Duration) int {
 	fit := done
 	if per := took / time.Duration(done); per > 0 && left > 0 {
