@@ -339,7 +339,6 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 		st[i] = &shardState{w: t.net.newWork(), grad: make([]float32, len(p)), target: make([]float32, t.nClasses)}
 	}
 	grad := make([]float32, len(p))
-	spans := spansOf(len(p), 2*o.Workers)
 	t.pt = make([]float32, len(p))
 	t.net.transposeWeights(p, t.pt)
 	// An epoch shows every die crop once and at most one background crop
@@ -398,29 +397,14 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 				eRight += s.right
 				eCount += s.count
 			}
-			// The shards' gradients are summed a stretch of the
-			// parameters per goroutine, each element in shard order.
-			scale := float32(1 / float64(len(batch)))
-			parallel(len(spans), o.Workers, func(k int) {
-				lo, hi := spans[k][0], spans[k][1]
-				g := grad[lo:hi]
-				clear(g)
-				for _, s := range st {
-					for i, v := range s.grad[lo:hi] {
-						g[i] += v
-					}
-				}
-				for i := range g {
-					g[i] *= scale
-				}
-			})
+			sumShards(grad, st, float32(1/float64(len(batch))))
 			lr := o.LearningRate
 			if step < warm {
 				lr *= float64(step+1) / float64(warm)
 			} else {
 				lr *= 0.02 + 0.98*0.5*(1+math.Cos(math.Pi*min(1, float64(step-warm)/float64(max(1, total-warm)))))
 			}
-			adam.step(p, grad, lr, spans, o.Workers)
+			adam.step(p, grad, lr)
 			t.net.transposeWeights(p, t.pt)
 			step++
 		}
@@ -631,10 +615,10 @@ type adam struct {
 
 func newAdam(n int) *adam { return &adam{m: make([]float32, n), v: make([]float32, n)} }
 
-// step moves p against the gradient g, the stretches of spans on up to
-// workers goroutines at once; every element's arithmetic is the same
-// whatever the spans.
-func (a *adam) step(p, g []float32, lr float64, spans [][2]int, workers int) {
+// step moves p against the gradient g, on one core: its four arrays do
+// not fit in a core's cache, and spread over two cores it took as long
+// (0.42 s in a 20-epoch run of 1,000 photos; 0.43 s on one).
+func (a *adam) step(p, g []float32, lr float64) {
 	const b1, b2, eps, decay = 0.9, 0.999, 1e-8, 1e-4
 	// Clip the global gradient norm so an odd batch cannot throw the
 	// weights far.
@@ -652,24 +636,14 @@ func (a *adam) step(p, g []float32, lr float64, spans [][2]int, workers int) {
 	step := float32(lr / c1)
 	sc2 := float32(1 / math.Sqrt(c2))
 	wd := float32(1 - lr*decay)
-	parallel(len(spans), workers, func(k int) {
-		for i := spans[k][0]; i < spans[k][1]; i++ {
-			gi := g[i] * clip
-			a.m[i] = b1*a.m[i] + (1-b1)*gi
-			a.v[i] = b2*a.v[i] + (1-b2)*gi*gi
-			p[i] = p[i]*wd - step*a.m[i]/(float32(math.Sqrt(float64(a.v[i])))*sc2+eps)
-		}
-	})
-}
-
-// spansOf cuts 0..n into k stretches as even as can be, [lo, hi) each.
-func spansOf(n, k int) [][2]int {
-	k = max(1, min(k, n))
-	out := make([][2]int, k)
-	for i := range out {
-		out[i] = [2]int{i * n / k, (i + 1) * n / k}
+	m, v := a.m[:len(p)], a.v[:len(p)]
+	g = g[:len(p)]
+	for i := range p {
+		gi := g[i] * clip
+		m[i] = b1*m[i] + (1-b1)*gi
+		v[i] = b2*v[i] + (1-b2)*gi*gi
+		p[i] = p[i]*wd - step*m[i]/(float32(math.Sqrt(float64(v[i])))*sc2+eps)
 	}
-	return out
 }
 
 // maxCalibrationLoss caps one crop's negative log-likelihood in calibrate:
@@ -844,4 +818,29 @@ func stats(m *Model, train, val []item, seed uint64) Stats {
 		st.Kinds = append(st.Kinds, *k)
 	}
 	return st
+}
+
+// sumShards writes into g the shards' gradients, each element summed from
+// +0 in shard order and then scaled, in one pass on one core: 0.08 s in a
+// 20-epoch run of 1,000 photos, where a stretch per core, added shard by
+// shard into a cleared g and then scaled, took 0.19 s. The sums are the
+// same.
+func sumShards(g []float32, st []*shardState, scale float32) {
+	var _ [shards - 8]struct{} // the sum below is unrolled for 8 shards
+	var _ [8 - shards]struct{}
+	n := len(g)
+	s0, s1, s2, s3 := st[0].grad[:n], st[1].grad[:n], st[2].grad[:n], st[3].grad[:n]
+	s4, s5, s6, s7 := st[4].grad[:n], st[5].grad[:n], st[6].grad[:n], st[7].grad[:n]
+	for i := range g {
+		v := float32(0)
+		v += s0[i]
+		v += s1[i]
+		v += s2[i]
+		v += s3[i]
+		v += s4[i]
+		v += s5[i]
+		v += s6[i]
+		v += s7[i]
+		g[i] = v * scale
+	}
 }
