@@ -56,17 +56,6 @@ func nnRows(i0, i1, j0, n, k int, a, b []float32, ldb int, c []float32) {
 	}
 }
 
-// gemmTN computes c += aᵀ·b with a k×m, b k×n, c m×n: it writes aᵀ into
-// scratch (at least m×k long) and runs gemmNN, whose blocks need a's rows
-// contiguous; each element is summed as gemmNN sums it.
-//
-//go:norace
-func gemmTN(m, n, k int, a, b, c, scratch []float32) {
-	at := scratch[:m*k]
-	transpose(at, a, k, m, m, k)
-	gemmNN(m, n, k, at, b, n, c)
-}
-
 // ntScratch is how long gemmNT's scratch must be: bᵀ with its columns
 // padded to a multiple of eight.
 func ntScratch(n, k int) int { return k * ((n + 7) &^ 7) }

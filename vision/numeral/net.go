@@ -239,7 +239,7 @@ type work struct {
 	dOut  []float32
 	dAct  []float32
 	dCol  []float32
-	gemm  []float32 // scratch of gemmNT and gemmTN
+	gemm  []float32 // scratch of gemmNT
 	dIn   []float32
 	dVec  [2][]float32
 	probs []float32
@@ -343,7 +343,8 @@ func (n *net) forward(p []float32, w *work) []float32 {
 // transposeWeights writes into pt, at each conv layer's offset in p, the
 // transpose of its weights (cin·9 rows of cout) for every layer but the
 // first, which backward needs no input gradient for. Training does this
-// once a step for all the step's views, which each transposed them anew.
+// once a step, for all the step's views (each view used to transpose
+// them anew).
 func (n *net) transposeWeights(p, pt []float32) {
 	for _, l := range n.convs[1:] {
 		k := l.cin * 9
@@ -353,8 +354,7 @@ func (n *net) transposeWeights(p, pt []float32) {
 
 // backward adds to g the gradient of the loss whose gradient with respect
 // to the logits is dLogits, for the activations left in w by forward. pt
-// is p's conv weights transposed (transposeWeights), or nil to transpose
-// them here.
+// is p's conv weights transposed (transposeWeights).
 func (n *net) backward(p, pt, g []float32, w *work, dLogits []float32) {
 	cur := 0 // which of w.dVec holds dy
 	dy := w.dVec[cur][:len(dLogits)]
@@ -434,11 +434,7 @@ func (n *net) backward(p, pt, g []float32, w *work, dLogits []float32) {
 		}
 		dCol := w.dCol[:k*hw]
 		clear(dCol)
-		if pt != nil {
-			gemmNN(k, hw, l.cout, pt[l.wOff:l.wOff+k*l.cout], dAct, hw, dCol)
-		} else {
-			gemmTN(k, hw, l.cout, p[l.wOff:l.wOff+l.cout*k], dAct, dCol, w.gemm)
-		}
+		gemmNN(k, hw, l.cout, pt[l.wOff:l.wOff+k*l.cout], dAct, hw, dCol) // dCol += Wᵀ·dAct
 		dIn := w.dIn[:l.cin*hw]
 		col2im(dCol, l.cin, l.h, l.w, l.circ, dIn)
 		dOut = w.dOut[:len(dIn)]

@@ -74,8 +74,8 @@ func padRows(x []float32, rows, cols, ld int) []float32 {
 }
 
 // TestGemmNNIsExact: gemmNN (with b's rows further apart than its width
-// too) and gemmTN, in blocks of four rows by eight
-// columns or row by row, sum every element as one row of madd4 groups
+// too, and on a transposed by transpose, as backward runs it on
+// transposeWeights), in blocks of four rows by eight columns or row by row, sum every element as one row of madd4 groups
 // and axpy's does, bit for bit, on every shape of remainder.
 func TestGemmNNIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -104,7 +104,7 @@ func TestGemmNNIsExact(t *testing.T) {
 		for name, f := range map[string]func(c []float32){
 			"NN":        func(c []float32) { gemmNN(m, n, k, a, b, n, c) },
 			"NN padded": func(c []float32) { gemmNN(m, n, k, a, padRows(b, k, n, n+5), n+5, c) },
-			"TN":        func(c []float32) { gemmTN(m, n, k, at, b, c, make([]float32, m*k)) },
+			"TN":        func(c []float32) { gemmNN(m, n, k, transposed(at, k, m), b, n, c) },
 		} {
 			got := append([]float32(nil), c...)
 			f(got)
@@ -143,7 +143,7 @@ func TestGemmMatchesNaive(t *testing.T) {
 		}
 		for name, f := range map[string]func(c []float32){
 			"NN": func(c []float32) { gemmNN(m, n, k, a, b, n, c) },
-			"TN": func(c []float32) { gemmTN(m, n, k, at, b, c, make([]float32, m*k)) },
+			"TN": func(c []float32) { gemmNN(m, n, k, transposed(at, k, m), b, n, c) },
 			"NT": func(c []float32) { gemmNT(m, n, k, a, bt, k, c, make([]float32, ntScratch(n, k))) },
 		} {
 			c := make([]float32, m*n)
@@ -217,7 +217,9 @@ func gradientCheck(t *testing.T, a Arch) {
 	}
 	loss()
 	g := make([]float32, nt.nParams)
-	nt.backward(p, nil, g, w, coef)
+	pt := make([]float32, nt.nParams)
+	nt.transposeWeights(p, pt)
+	nt.backward(p, pt, g, w, coef)
 
 	// Small steps: the normalisation bends the loss sharply where a
 	// group's spread is small, and 1e-2 steps over such bends disagree.
@@ -367,4 +369,11 @@ func TestCol2imIsExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// transposed is the rows×cols matrix x transposed by transpose.
+func transposed(x []float32, rows, cols int) []float32 {
+	t := make([]float32, rows*cols)
+	transpose(t, x, rows, cols, cols, rows)
+	return t
 }
