@@ -328,8 +328,9 @@ func (s sizeClassifier) Classify(crop image.Image, _ []string) (string, int, flo
 }
 
 // TestClassifyGrowsTightBox: a die the model is unsure of is read once
-// more with its box grown by a tenth each way, and the surer reading kept;
-// a sure reading is not second-guessed.
+// more with its box grown by a tenth each way, and the surer reading kept
+// where the box had no reading (below overrule); a sure reading is not
+// second-guessed, and a sure grown box does not overrule a reading.
 func TestClassifyGrowsTightBox(t *testing.T) {
 	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
 	box := image.Rect(50, 50, 100, 100)
@@ -337,14 +338,16 @@ func TestClassifyGrowsTightBox(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		sure   int
+		low    float64 // the tight box's confidence
 		face   int
 		atConf float64
 	}{
-		{"sure at once", tight, 6, 1},
-		{"sure once grown", tight + 1, 6, 1},
-		{"never sure", 10 * tight, 2, 0.6},
+		{"sure at once", tight, 0.6, 6, 1},
+		{"sure once grown", tight + 1, 0.4, 6, 1},
+		{"never sure", 10 * tight, 0.6, 2, 0.6},
+		{"read, then another face once grown", tight + 1, 0.6, 2, 0.6},
 	} {
-		r, err := NewReader(Options{Model: sizeClassifier{tc.sure, 0.6}})
+		r, err := NewReader(Options{Model: sizeClassifier{tc.sure, tc.low}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,7 +495,8 @@ func (s *looksStub) ClassifyLooks(image.Image, []string) (string, int, float64, 
 var _ looksClassifier = (*looksStub)(nil)
 
 // TestClassifyTwoBoxes: a box sure by its least look answers alone; else
-// the grown box's, when sure; else, when the two read the same face, the
+// the grown box's, when sure and reading the same face or the box read
+// below overrule (no reading); else, when the two read the same face, the
 // mean of their looks decides; never a face the two boxes disagree on. A
 // die the model finds too blurred through its box (mean 0) is not looked
 // at again.
@@ -507,7 +511,9 @@ func TestClassifyTwoBoxes(t *testing.T) {
 		calls    int
 	}{
 		{"sure box", [][4]float64{{7, 0.95, 0.97, 0}}, 7, 0.95, 1},
-		{"sure grown box", [][4]float64{{7, 0.5, 0.6, 0}, {8, 0.93, 0.95, 0}}, 8, 0.93, 2},
+		{"sure grown box", [][4]float64{{7, 0.45, 0.6, 0}, {8, 0.93, 0.95, 0}}, 8, 0.93, 2},
+		{"sure grown box, another face over a reading", [][4]float64{{7, 0.6, 0.7, 0}, {8, 0.93, 0.95, 0}}, 0, 0, 2},
+		{"sure grown box, the same face", [][4]float64{{7, 0.6, 0.7, 0}, {7, 0.93, 0.95, 0}}, 7, 0.93, 2},
 		{"two boxes agree", [][4]float64{{7, 0.8, 0.92, 0}, {7, 0.85, 0.9, 0}}, 7, 0.91, 2},
 		{"agree, unsure", [][4]float64{{7, 0.8, 0.88, 0}, {7, 0.85, 0.9, 0}}, 0, 0, 2},
 		{"faces differ", [][4]float64{{7, 0.8, 0.95, 0}, {8, 0.85, 0.95, 0}}, 0, 0, 2},
