@@ -52,6 +52,19 @@ func BenchmarkClassify(b *testing.B) {
 	cputime.Report(b, t0)
 }
 
+// BenchmarkClassifyLens is the cost of reading one die crop through a
+// lens, eight looks (single core).
+func BenchmarkClassifyLens(b *testing.B) {
+	m := benchModel(b)
+	m.lens = Lens{DY: -0.27, Squash: 0.65}
+	crop := benchCrop()
+	t0 := cputime.Now()
+	for b.Loop() {
+		m.Classify(crop, nil)
+	}
+	cputime.Report(b, t0)
+}
+
 // BenchmarkTrainStep is the cost of one augmented view forward and back.
 func BenchmarkTrainStep(b *testing.B) {
 	m := benchModel(b)

@@ -500,3 +500,89 @@ func TestTrainToDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestLensConfidence: the odds squared of the mean, 0.75 at the reader's
+// 0.9, rising with the mean from 0 to 1.
+func TestLensConfidence(t *testing.T) {
+	for _, tc := range []struct{ m, want float64 }{{0, 0}, {0.25, 0.1}, {0.5, 0.5}, {0.75, 0.9}, {1, 1}} {
+		if got := lensConfidence(tc.m); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("lensConfidence(%g) = %g, want %g", tc.m, got, tc.want)
+		}
+	}
+	prev := 0.0
+	for m := 0.01; m <= 1; m += 0.01 {
+		c := lensConfidence(m)
+		if c < prev || c > 1 {
+			t.Fatalf("lensConfidence(%g) = %g after %g", m, c, prev)
+		}
+		prev = c
+	}
+}
+
+// TestLensLooks: through a lens a die gets eight looks, moved by lensShift
+// and lensSpread along the slant and by lensSpread across it, and its
+// confidence is lensConfidence of the answer's mean over them; looking
+// straight on, the least of two looks.
+func TestLensLooks(t *testing.T) {
+	a := DefaultArch()
+	a.Classes = 5
+	nt, err := newNet(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crop := image.NewRGBA(image.Rect(0, 0, 90, 90))
+	r := rand.New(rand.NewPCG(3, 3))
+	for i := 0; i < len(crop.Pix); i += 4 {
+		crop.Pix[i], crop.Pix[i+1], crop.Pix[i+2], crop.Pix[i+3] = uint8(r.IntN(256)), uint8(r.IntN(256)), uint8(r.IntN(256)), 255
+	}
+	for _, lens := range []Lens{{}, {DX: 0.12, DY: -0.27, Squash: 0.6}} {
+		m := &Model{arch: a, net: nt, params: nt.initParams(rand.New(rand.NewPCG(1, 1))), view: 0.6, temp: 1, lens: lens}
+		m.classes = []class{{}, {"d4", 1}, {"d4", 2}, {"d4", 3}, {"d4", 4}}
+		_, face, least, mean := m.ClassifyLooks(crop, nil)
+		c := toCanon(crop, m.canonSide())
+		v0 := centreView(c, a.Size, m.view)
+		th := math.Pi / float64(nt.lastW)
+		turned := v0
+		turned.m = [4]float64{v0.m[0] * math.Cos(th), -v0.m[0] * math.Sin(th), v0.m[0] * math.Sin(th), v0.m[0] * math.Cos(th)}
+		views := []view{v0, turned}
+		if lens != (Lens{}) {
+			n := math.Hypot(lens.DX, lens.DY)
+			ux, uy := lens.DX/n, lens.DY/n
+			d := c.dieSide()
+			for _, s := range [][2]float64{
+				{-lensShift * ux, -lensShift * uy}, {lensShift * ux, lensShift * uy},
+				{-lensSpread * ux, -lensSpread * uy}, {lensSpread * ux, lensSpread * uy},
+				{lensSpread * uy, -lensSpread * ux}, {-lensSpread * uy, lensSpread * ux},
+			} {
+				v := v0
+				v.cx += s[0] * d
+				v.cy += s[1] * d
+				views = append(views, v)
+			}
+		}
+		w := m.net.newWork()
+		sum := make([]float64, len(m.classes))
+		low := []float64{2, 2, 2, 2, 2}
+		for _, v := range views {
+			for i, p := range m.probsView(c, v, w) {
+				sum[i] += float64(p)
+				low[i] = min(low[i], float64(p))
+			}
+		}
+		best := 1
+		for i := 2; i < len(sum); i++ {
+			if sum[i] > sum[best] {
+				best = i
+			}
+		}
+		wantLeast, wantMean := low[best], sum[best]/float64(len(views))
+		if lens != (Lens{}) {
+			wantLeast = lensConfidence(wantMean)
+			wantMean = wantLeast
+		}
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-4*b }
+		if face != best || !near(least, wantLeast) || !near(mean, wantMean) {
+			t.Errorf("lens %+v: face %d least %g mean %g; want %d, %g, %g over %d looks", lens, face, least, mean, best, wantLeast, wantMean, len(views))
+		}
+	}
+}
