@@ -501,10 +501,10 @@ func TestTrainToDeadline(t *testing.T) {
 	}
 }
 
-// TestLensConfidence: the odds squared of the mean, 0.75 at the reader's
-// 0.9, rising with the mean from 0 to 1.
+// TestLensConfidence: the mean's odds to the power 1.5, the reader's 0.9
+// at a mean of 0.81, rising with the mean from 0 to 1.
 func TestLensConfidence(t *testing.T) {
-	for _, tc := range []struct{ m, want float64 }{{0, 0}, {0.25, 0.1}, {0.5, 0.5}, {0.75, 0.9}, {1, 1}} {
+	for _, tc := range []struct{ m, want float64 }{{0, 0}, {0.2, 1.0 / 9}, {0.5, 0.5}, {0.8, 8.0 / 9}, {0.9, 27.0 / 28}, {1, 1}} {
 		if got := lensConfidence(tc.m); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("lensConfidence(%g) = %g, want %g", tc.m, got, tc.want)
 		}
