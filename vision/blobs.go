@@ -467,16 +467,25 @@ const (
 // findBlobs returns the regions of c that differ from bg (same size), a
 // tray photographed or learnt under other light.
 func findBlobs(c *colourImg, bg gocv.Mat) []blob {
-	bs, _ := findBlobsMask(c, bg, blobChroma)
+	bs, _ := findBlobsMask(c, bg, blobChroma, false)
 	return bs
 }
 
 // findBlobsMask is findBlobs, with the chroma difference that marks a pixel
 // (see diffMask), also returning the cleaned mask the regions were found
-// in (for litBox).
-func findBlobsMask(c *colourImg, bg gocv.Mat, chroma int) ([]blob, []uint8) {
+// in (for litBox). With lookInto (bg is a tray learnt at enrolment), a
+// region that is not die-like is looked into for dice (dieWithin), the
+// tray in shade told by shaded: a die whose shadow fell long across a busy
+// floor made one ragged region with it (the roller stand-in on wood
+// missed 2 of 300 dice so, and reads 300 now). Without a learnt tray that
+// is done on a plain tray only (findBlobsAlone): grain is no shade there.
+func findBlobsMask(c *colourImg, bg gocv.Mat, chroma int, lookInto bool) ([]blob, []uint8) {
 	mask, weak := diffMasks(c, bg, true, chroma, true)
-	return maskBlobs(c, mask, weak, nil), mask // maskBlobs cleans mask in place
+	var tv *trayView
+	if lookInto {
+		tv = &trayView{c: c, bg: bg, learnt: true}
+	}
+	return maskBlobs(c, mask, weak, tv), mask // maskBlobs cleans mask in place
 }
 
 // findBlobsAlone returns the regions of c that differ from the tray,
@@ -806,10 +815,11 @@ const (
 )
 
 // trayView is a photo with a plain tray, and the empty tray estimated
-// from it.
+// from it; or, learnt, a photo and the tray learnt at enrolment.
 type trayView struct {
-	c  *colourImg
-	bg gocv.Mat
+	c      *colourImg
+	bg     gocv.Mat
+	learnt bool
 }
 
 // dieWithin looks inside region i of mask, which is not die-like, for
@@ -863,7 +873,11 @@ func dieWithin(tv *trayView, mask gocv.Mat, cs gocv.PointsVector, i int, minArea
 // unshade clears the pixels of m (the part rect of the tray's photo) that
 // may be shade: darker than the tray by any amount, of its chroma (a die
 // of the felt's tint, darker than it, is cleared whole: dieWithin then
-// closes the region instead). It reports false when it could not.
+// closes the region instead). Against a learnt tray it is what shaded
+// takes for shade: a shadow on a coloured floor dims its chroma with its
+// luma, and a stripe of a wood floor darker than the next is no shade
+// there, since the learnt tray has the stripe too. It reports false when
+// it could not.
 func (tv *trayView) unshade(m gocv.Mat, rect image.Rectangle) bool {
 	d, err := tv.c.mat.DataPtrUint8()
 	if err != nil {
@@ -881,7 +895,7 @@ func (tv *trayView) unshade(m gocv.Mat, rect image.Rectangle) bool {
 	for y := range rect.Dy() {
 		for x := range rect.Dx() {
 			j := 3 * ((y+rect.Min.Y)*w + x + rect.Min.X)
-			if d[j] < bd[j] && 3*chromaDist(d[j:j+3], bd[j:j+3]) < blobThreshold {
+			if tv.learnt && shaded(d[j:j+3], bd[j:j+3]) || !tv.learnt && d[j] < bd[j] && 3*chromaDist(d[j:j+3], bd[j:j+3]) < blobThreshold {
 				md[y*rect.Dx()+x] = 0
 			}
 		}

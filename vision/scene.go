@@ -270,7 +270,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 	find := func(chroma int) regions {
 		r := regions{found: make([][]blob, len(ps)), masks: make([][]uint8, len(ps))}
 		for i, p := range ps {
-			found, mask := findBlobsMask(p.c, bg, chroma)
+			found, mask := findBlobsMask(p.c, bg, chroma, false)
 			fs, is := matchBlobs(found, p.c.off, p.boxes, p.unboxed, s.Region)
 			r.found[i], r.score = found, r.score+fs-is
 			if len(p.boxes) == 0 && p.unboxed > 0 {
@@ -448,7 +448,10 @@ func (s *Scene) blobs(c *colourImg) ([]blob, error) {
 		return nil, err
 	}
 	defer bg.Close()
-	bs, mask := findBlobsMask(c, bg, s.Chroma())
+	// Against the tray learnt, a region that is not die-like is looked
+	// into: what is the tray in shade is known there, whatever the floor
+	// (see findBlobsMask).
+	bs, mask := findBlobsMask(c, bg, s.Chroma(), true)
 	if !s.trim {
 		fixBoxes(bs, s.fix)
 		return bs, nil
