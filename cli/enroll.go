@@ -310,9 +310,10 @@ func (l *locator) locate(img image.Image, boxed []image.Rectangle, n int) []imag
 // defaultMaxTime is enroll's time limit: a set of 1,000 photos must enrol
 // within ten minutes on the two cores of the development VM, whose speed
 // varies by half from hour to hour, and more training reads more dice
-// there: the six stand-ins of docs/vision.md read 1,730 of 1,800 dice
-// trained to this limit (958–1,028 epochs, 8–9 minutes), 1,669 after the
-// 578 epochs that fitted the slow hours.
+// there: by session 20's reader, the six stand-ins of docs/vision.md read
+// 1,730 of 1,800 dice trained to this limit (958–1,028 epochs, 8–9
+// minutes), 1,669 after the 578 epochs that fitted the slow hours (by
+// session 21's reader, the same six models read 1,761).
 const defaultMaxTime = 9 * time.Minute
 
 // slantRotation is the training rotation when a lens is found. On the
