@@ -12,6 +12,7 @@ import (
 
 	"github.com/towerd/towerd/rules"
 	"github.com/towerd/towerd/sim/render"
+	"github.com/towerd/towerd/vision"
 	"github.com/towerd/towerd/vision/numeral"
 )
 
@@ -345,5 +346,33 @@ func TestSlantNear(t *testing.T) {
 	}
 	if slantNear(numeral.LensFit{Straight: 0.570, Best: 0.150}) {
 		t.Error("a camera looking down: short runs")
+	}
+}
+
+// TestSlantShown: a lens is looked for in photos of one view, with a tray
+// learnt or without one where each photo alone finds nine in ten of the
+// dice (a popper's die resting near one spot); not where the photos alone
+// find fewer (a light die on a light floor), nor in photos of no one view.
+func TestSlantShown(t *testing.T) {
+	view := image.Pt(640, 480)
+	for _, tc := range []struct {
+		name  string
+		scene bool
+		rep   vision.SceneReport
+		want  bool
+	}{
+		{"a tray learnt", true, vision.SceneReport{View: view, Dice: 120, FoundAlone: 38}, true},
+		{"near one spot", false, vision.SceneReport{View: view, Dice: 120, FoundAlone: 119, InventedAlone: 5}, true},
+		{"nine in ten alone", false, vision.SceneReport{View: view, Dice: 120, FoundAlone: 108}, true},
+		{"light on light", false, vision.SceneReport{View: view, Dice: 120, FoundAlone: 68}, false},
+		{"no one view", false, vision.SceneReport{Dice: 120, FoundAlone: 120}, false},
+	} {
+		var s *vision.Scene
+		if tc.scene {
+			s = &vision.Scene{}
+		}
+		if got := slantShown(s, tc.rep); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -80,6 +80,11 @@ type SceneReport struct {
 	// labelled boxes; nil when the photos do not share one view or too
 	// few boxes are labelled.
 	Sizes *ViewSizes
+	// View is the size of the photos when they share one view, whether
+	// or not a tray was kept (where dice rest near one spot the tray
+	// under it is not seen, but the camera is still one); zero when
+	// they do not.
+	View image.Point
 }
 
 // Scene learning limits: the photos looked at (spread over the set), the
@@ -253,7 +258,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 			100*med, 100*sceneSteady)
 		return nil, rep, nil
 	}
-	rep.Sizes = learnSizes(set, size)
+	rep.Sizes, rep.View = learnSizes(set, size), size
 	// Where dice lay: every labelled box, not only the photos looked at
 	// (the set's photos are taken to be of one size, as those looked at
 	// are, nine in ten).

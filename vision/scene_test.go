@@ -302,6 +302,29 @@ func TestLearnSceneRefuses(t *testing.T) {
 		if err != nil || s != nil || !strings.Contains(rep.Why, c.why) {
 			t.Errorf("%s: scene %v, %v, why %q; want none because %q", c.name, s != nil, err, rep.Why, c.why)
 		}
+		if rep.View != (image.Point{}) {
+			t.Errorf("%s: view %v, want none", c.name, rep.View)
+		}
+	}
+}
+
+// TestLearnSceneSpot: where the die rests near one spot (a popper's dish),
+// the floor under it is never seen and no tray is kept, but the photos
+// still share one view: the report says so, for enrolment to fit the
+// camera's slant and keep the dice's sizes all the same.
+func TestLearnSceneSpot(t *testing.T) {
+	scene := newRollerScene(1)
+	scene.spot, scene.sx, scene.sy = 0.15, scene.cx, scene.cy+90
+	set, decode := rollerSet(scene, 30, 7)
+	for _, f := range set.Files {
+		set.Labels[f][0].Box, set.Labels[f][0].HasBox = image.Rectangle{}, false
+	}
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s != nil || !strings.Contains(rep.Why, "the learnt tray finds") {
+		t.Fatalf("scene %v, %v, why %q; want none kept, the tray finding fewer dice", s != nil, err, rep.Why)
+	}
+	if rep.View != image.Pt(640, 480) {
+		t.Errorf("view %v, want the photos' 640x480", rep.View)
 	}
 }
 
@@ -321,7 +344,7 @@ func TestLearnSceneWithoutBoxes(t *testing.T) {
 	if err != nil || s == nil {
 		t.Fatalf("LearnScene without boxes: %v, %+v", err, rep)
 	}
-	if rep.Dice != 30 || rep.FoundScene != 30 || rep.InventedScene != 0 || s.Region != image.Rect(0, 0, 640, 480) {
+	if rep.Dice != 30 || rep.FoundScene != 30 || rep.InventedScene != 0 || s.Region != image.Rect(0, 0, 640, 480) || rep.View != image.Pt(640, 480) {
 		t.Errorf("%+v, region %v; want 30 dice found, none invented, the whole photo until dice are located", rep, s.Region)
 	}
 	var located []image.Rectangle

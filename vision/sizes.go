@@ -54,12 +54,13 @@ func learnSizes(set *dataset.Set, size image.Point) *ViewSizes {
 	return sizesOf(size, boxes)
 }
 
-// LocatedSizes is the size range of kind in the scene's view from the
-// boxes enrolment located for dice labelled without one (Locate): found
-// as reading finds dice, they make a range for the same check where no
-// box was labelled. Nil with fewer than sizeMinDice boxes.
-func (s *Scene) LocatedSizes(kind string, boxes []image.Rectangle) *ViewSizes {
-	return sizesOf(image.Pt(s.Width, s.Height), map[string][]image.Rectangle{kind: boxes})
+// LocatedSizes is the size range of kind in the view of photos of size
+// view from the boxes enrolment located for dice labelled without one
+// (Scene.Locate, or LocateAlone where no tray was kept): found as
+// reading finds dice, they make a range for the same check where no box
+// was labelled. Nil with fewer than sizeMinDice boxes.
+func LocatedSizes(view image.Point, kind string, boxes []image.Rectangle) *ViewSizes {
+	return sizesOf(view, map[string][]image.Rectangle{kind: boxes})
 }
 
 // sizesOf is the size range of each kind with enough boxes (nil when no

@@ -260,20 +260,20 @@ func TestSizesHoldOffTheLearntTray(t *testing.T) {
 	}
 }
 
-// TestLocatedSizes: a scene's located boxes give their kind's range in
-// its view, as labelled boxes do, once there are enough of them.
+// TestLocatedSizes: located boxes give their kind's range in the view,
+// as labelled boxes do, once there are enough of them.
 func TestLocatedSizes(t *testing.T) {
-	s := &Scene{Width: 640, Height: 480}
+	view := image.Pt(640, 480)
 	var boxes []image.Rectangle
 	for i := range sizeMinDice {
 		boxes = append(boxes, image.Rect(100, 100, 150+i, 160-i/2))
 	}
-	v := s.LocatedSizes("d20", boxes)
+	v := LocatedSizes(view, "d20", boxes)
 	want := SizeRange{W: [2]int{50, 50 + sizeMinDice - 1}, H: [2]int{60 - (sizeMinDice-1)/2, 60}}
 	if v == nil || v.Width != 640 || v.Height != 480 || len(v.Kinds) != 1 || v.Kinds["d20"] != want {
 		t.Errorf("located sizes %+v, want d20 at %+v in 640x480", v, want)
 	}
-	if v := s.LocatedSizes("d20", boxes[1:]); v != nil {
+	if v := LocatedSizes(view, "d20", boxes[1:]); v != nil {
 		t.Errorf("sizes of %d boxes: %+v, want none", sizeMinDice-1, v)
 	}
 }
