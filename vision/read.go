@@ -268,6 +268,13 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				d.Cocked = true
 				d.unread()
 			}
+			if _, pips := witnessOn(witnesses, b.box); d.Face == nil && !d.Cocked && !pips && r.noDie(img, b.box) {
+				// The model is sure the region shows its trays, not a
+				// die: no die is there to be read (a knot in a wood
+				// floor near a roller's die was a second, unread one,
+				// and the tower would have tumbled again for it).
+				continue
+			}
 		}
 		if d.Kind == "d6" && d.Face != nil && *d.Face == 1 &&
 			slices.ContainsFunc(leaningOnes, func(f image.Rectangle) bool { return centre(f).In(b.box) }) {
@@ -482,6 +489,19 @@ func (r *Reader) readLooks(img image.Image, box image.Rectangle) (kind string, f
 	}
 	kind, face, least = r.readBox(img, box)
 	return kind, face, least, least
+}
+
+// backgroundClassifier is a classifier that also says how surely a crop
+// shows no die (*numeral.Model does).
+type backgroundClassifier interface {
+	Background(crop image.Image) float64
+}
+
+// noDie reports whether the model is as sure as a face must be that the
+// region in box shows no die (never, for a model that cannot say).
+func (r *Reader) noDie(img image.Image, box image.Rectangle) bool {
+	bm, ok := r.opts.Model.(backgroundClassifier)
+	return ok && bm.Background(numeral.CropDie(img, box)) >= r.opts.MinConfidence
 }
 
 // readBox is the model's reading of the die cropped to box.

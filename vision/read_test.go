@@ -313,6 +313,53 @@ func TestMergeBlobsLeaningOne(t *testing.T) {
 	}
 }
 
+// trayClassifier is a fixedClassifier that is bg sure every crop shows no
+// die.
+type trayClassifier struct {
+	fixedClassifier
+	bg float64
+}
+
+func (c trayClassifier) Background(image.Image) float64 { return c.bg }
+
+var _ backgroundClassifier = trayClassifier{}
+
+// TestMergeBlobsDropsTray: a region the model cannot read, and is sure
+// shows its trays, is no die; one it is less sure of, or reads, or that
+// pips say is a d6, or read by a model that cannot tell, is a die.
+func TestMergeBlobsDropsTray(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	b := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 6}
+	pips := []witness{{box: image.Rect(60, 60, 100, 100), n: 3, share: 0.25, pipR: 5}}
+	unsure, sure := fixedClassifier{"d20", 7, 0.3}, fixedClassifier{"d20", 7, 0.97}
+	for _, tc := range []struct {
+		name      string
+		model     FaceClassifier
+		witnesses []witness
+		want      int // dice: -1 none, 0 one unread, else one of that face
+	}{
+		{"unread, sure of the tray", trayClassifier{unsure, 0.95}, nil, -1},
+		{"unread, the tray below the threshold", trayClassifier{unsure, 0.85}, nil, 0},
+		{"read, though sure of the tray", trayClassifier{sure, 0.95}, nil, 7},
+		{"unread, pips on it", trayClassifier{unsure, 0.95}, pips, 0},
+		{"unread, no tray known", unsure, nil, 0},
+	} {
+		r, err := NewReader(Options{Model: tc.model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.mergeBlobs(img, nil, []blob{b}, tc.witnesses)
+		switch {
+		case tc.want < 0 && len(got) != 0:
+			t.Errorf("%s: %+v, want no die", tc.name, got)
+		case tc.want >= 0 && len(got) != 1:
+			t.Errorf("%s: %d dice, want 1", tc.name, len(got))
+		case tc.want == 0 && got[0].Face != nil, tc.want > 0 && (got[0].Face == nil || *got[0].Face != tc.want):
+			t.Errorf("%s: face %v, want %d (0: unread)", tc.name, got[0].Face, tc.want)
+		}
+	}
+}
+
 // sizeClassifier reads crops from a size up as d6 6 surely, and smaller
 // ones as d6 2 at confidence low.
 type sizeClassifier struct {

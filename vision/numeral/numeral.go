@@ -217,7 +217,7 @@ const Views = 4
 // DefaultMinConfidence. With no allowed kind known to the model it
 // returns "", 0, 0.
 func (m *Model) Classify(crop image.Image, allowed []string) (die string, face int, confidence float64) {
-	die, face, confidence, _ = m.classifyLooks(crop, allowed, Views)
+	die, face, confidence, _, _ = m.classifyLooks(crop, allowed, Views)
 	return die, face, confidence
 }
 
@@ -230,19 +230,30 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 // band where the net must be surer (SoftFactor) read at a mean of 0.9 or
 // less; any other answer has a mean above 0.
 func (m *Model) ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64) {
-	return m.classifyLooks(crop, allowed, Views)
+	die, face, least, mean, _ = m.classifyLooks(crop, allowed, Views)
+	return die, face, least, mean
+}
+
+// Background is the mean probability, over the looks Classify takes, that
+// crop shows no die: the class the model learnt from the enrolment
+// photos' trays, blurred or not. A region the model is as sure of that
+// is no die (a knot in a wood floor, a glint), where a low confidence in
+// every face would leave it a die of unread face.
+func (m *Model) Background(crop image.Image) float64 {
+	_, _, _, _, bg := m.classifyLooks(crop, nil, Views)
+	return bg
 }
 
 // classify is Classify with the given number of looks (1, 2 or 4; a polar
 // net takes at most 2, and through a lens 2 become 4).
 func (m *Model) classify(crop image.Image, allowed []string, views int) (die string, face int, confidence float64) {
-	die, face, confidence, _ = m.classifyLooks(crop, allowed, views)
+	die, face, confidence, _, _ = m.classifyLooks(crop, allowed, views)
 	return die, face, confidence
 }
 
 // classifyLooks is classify also returning the answer's mean probability
-// over the looks.
-func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (die string, face int, least, mean float64) {
+// over the looks, and the background's.
+func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (die string, face int, least, mean, bg float64) {
 	w := m.getWork()
 	defer m.works.Put(w)
 	c := toCanon(crop, m.canonSide())
@@ -316,12 +327,13 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 			best = i
 		}
 	}
+	bg = float64(sum[0]) / float64(views)
 	if best < 0 {
-		return "", 0, 0, 0
+		return "", 0, 0, 0, bg
 	}
 	if blurred {
 		// The kind stands (an outline blurs little); the face is unknown.
-		return m.classes[best].Die, m.classes[best].Face, 0, 0
+		return m.classes[best].Die, m.classes[best].Face, 0, 0, bg
 	}
 	least, mean = float64(low[best]), float64(sum[best])/float64(views)
 	if lensLooks {
@@ -331,7 +343,7 @@ func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (di
 	if soft {
 		least, mean = softened(least), softened(mean)
 	}
-	return m.classes[best].Die, m.classes[best].Face, least, mean
+	return m.classes[best].Die, m.classes[best].Face, least, mean, bg
 }
 
 // lensViews is how many looks Classify takes through a lens.

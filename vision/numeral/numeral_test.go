@@ -166,6 +166,13 @@ func TestTrainToyDice(t *testing.T) {
 	if _, _, conf := m.Classify(flat, nil); toyAccurate() && conf >= DefaultMinConfidence {
 		t.Errorf("an empty grey crop read with confidence %g", conf)
 	}
+	// A crop of the tray the model learnt is surely no die; a die's, even
+	// one too blurred to read, surely is.
+	tray := pipCrop(0, 0, 70, color.RGBA{12, 12, 16, 255}, nil)
+	dieCrop := pipCrop(3, 0.3, 70, green, nil)
+	if bt, bd, bb := m.Background(tray), m.Background(dieCrop), m.Background(boxBlur(dieCrop, 6)); toyAccurate() && (bt < DefaultMinConfidence || bd > 0.1 || bb > 0.1) {
+		t.Errorf("background: tray %g, die %g, blurred die %g; want the tray's sure, the dice's below 0.1", bt, bd, bb)
+	}
 	st := m.Stats()
 	if st.Samples != 21 || st.Background != 3 || len(st.Kinds) != 2 || st.Temperature <= 0 {
 		t.Errorf("Stats() = %+v", st)
@@ -583,6 +590,9 @@ func TestLensLooks(t *testing.T) {
 		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-4*b }
 		if face != best || !near(least, wantLeast) || !near(mean, wantMean) {
 			t.Errorf("lens %+v: face %d least %g mean %g; want %d, %g, %g over %d looks", lens, face, least, mean, best, wantLeast, wantMean, len(views))
+		}
+		if bg, want := m.Background(crop), sum[0]/float64(len(views)); !near(bg, want) {
+			t.Errorf("lens %+v: background %g, want its mean %g over %d looks", lens, bg, want, len(views))
 		}
 	}
 }
