@@ -269,10 +269,10 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				d.unread()
 			}
 			if _, pips := witnessOn(witnesses, b.box); d.Face == nil && !d.Cocked && !pips && r.noDie(img, b.box) {
-				// The model is sure the region shows its trays, not a
-				// die: no die is there to be read (a knot in a wood
-				// floor near a roller's die was a second, unread one,
-				// and the tower would have tumbled again for it).
+				// The model is sure the region shows the tray it
+				// learnt, not a die: no die is there to be read (a knot
+				// in a wood floor near a roller's die was a second,
+				// unread one, and the tower would tumble again for it).
 				continue
 			}
 		}
