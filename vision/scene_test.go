@@ -328,6 +328,56 @@ func TestLearnSceneSpot(t *testing.T) {
 	}
 }
 
+// TestLearnSceneSpotUnseenAlone: where dice rest near one spot of a plain
+// floor and each photo alone cannot tell its die (a dark mark on the
+// floor is a second die-like region there), the die is in the first
+// median; the tray is made again without what each photo shows against
+// it, and finds them.
+func TestLearnSceneSpotUnseenAlone(t *testing.T) {
+	scene := newRollerScene(1)
+	scene.spot, scene.sx, scene.sy = 0.15, scene.cx, scene.cy+90
+	for y := range 480 {
+		for x := range 640 {
+			u, v := (float64(x)-scene.cx)/scene.rx, (float64(y)-scene.cy)/scene.ry
+			o := scene.tray.PixOffset(x, y)
+			switch {
+			case (x-200)*(x-200)+(y-140)*(y-140) < 400:
+				scene.tray.Pix[o], scene.tray.Pix[o+1], scene.tray.Pix[o+2] = 30, 25, 20
+			case u*u+v*v <= 1:
+				g := uint8(190 + y/24)
+				scene.tray.Pix[o], scene.tray.Pix[o+1], scene.tray.Pix[o+2] = g, g, g-10
+			}
+		}
+	}
+	// The die's faces catch the light differently as it lands: its
+	// body lies from dark to light from photo to photo.
+	r := rand.New(rand.NewPCG(7, 1))
+	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
+	photos := map[string]image.Image{}
+	for i := range 30 {
+		sp := hexSprite()
+		k := 0.5 + 0.9*r.Float64()
+		for o := 0; o < len(sp.src.Pix); o += 4 {
+			if px := sp.src.Pix[o : o+3]; px[0] == 190 {
+				px[0], px[1], px[2] = uint8(min(255, 190*k)), uint8(25*k), uint8(30*k)
+			}
+		}
+		f := fmt.Sprintf("p%03d.png", i)
+		img, _ := scene.photo(sp, r, 50)
+		set.Files = append(set.Files, f)
+		set.Labels[f] = []dataset.Label{{File: f, Die: "d20", Face: 11}}
+		photos[set.Path(f)] = img
+	}
+	decode := func(p string) (image.Image, error) { return photos[p], nil }
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("scene %v, %v, why %q; want one kept", s != nil, err, rep.Why)
+	}
+	if rep.FoundScene < 27 || rep.InventedScene > 0 {
+		t.Errorf("the tray finds %d of %d dice, %d invented; want nine in ten, none", rep.FoundScene, rep.Dice, rep.InventedScene)
+	}
+}
+
 // TestLearnSceneWithoutBoxes: labels without boxes (a face per photo, as
 // a roller's log gives them) still teach the tray where the die lands all
 // over the floor, and Locate then finds the die in each photo, for
