@@ -227,11 +227,11 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		return nil, rep, err
 	}
 	if slices.ContainsFunc(ps, func(p photo) bool { return p.unboxed > 0 }) {
-		// A die without a box that the photo alone did not show (the
-		// photo alone took lights beside the floor for dice) is in the
-		// median where dice rest near one spot: the tray there is partly
-		// the die's. What each such photo shows against this first tray
-		// is left out too, and the tray made again.
+		// A die without a box that the photo alone did not single out
+		// (on the 30° stand-in it took two lights below the floor for
+		// dice) is in the median where dice rest near one spot: the tray
+		// there is partly the die's. What each such photo shows against
+		// this first tray is left out too, and the tray made again.
 		for i, p := range ps {
 			if p.unboxed > 0 {
 				_, mask := findBlobsMask(p.c, bg, blobChroma, false)
