@@ -245,7 +245,7 @@ func (m *Model) Background(crop image.Image) float64 {
 }
 
 // classify is Classify with the given number of looks (1, 2 or 4; a polar
-// net takes at most 2, and through a lens 2 become 4).
+// net takes at most 2, and through a lens 2 become lensViews).
 func (m *Model) classify(crop image.Image, allowed []string, views int) (die string, face int, confidence float64) {
 	die, face, confidence, _, _ = m.classifyLooks(crop, allowed, views)
 	return die, face, confidence
