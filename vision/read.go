@@ -229,7 +229,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			d.Cocked = true
 		}
 		if r.opts.Model != nil {
-			kind, f, conf := r.classify(img, b.box)
+			kind, f, conf, bg := r.classify(img, b.box)
 			if kind != "" && r.allows(kind) {
 				d.Confidence = conf
 				if conf >= 0.5 || d.Kind == "" {
@@ -268,11 +268,12 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				d.Cocked = true
 				d.unread()
 			}
-			if _, pips := witnessOn(witnesses, b.box); d.Face == nil && !d.Cocked && !pips && r.noDie(img, b.box) {
-				// The model is sure the region shows the tray it
-				// learnt, not a die: no die is there to be read (a knot
-				// in a wood floor near a roller's die was a second,
-				// unread one, and the tower would tumble again for it).
+			if _, pips := witnessOn(witnesses, b.box); d.Face == nil && !d.Cocked && !pips && bg >= r.opts.MinConfidence {
+				// The model is as sure as a face must be that the
+				// region shows the tray it learnt, not a die: no die is
+				// there to be read (a knot in a wood floor near a
+				// roller's die was a second, unread one, and the tower
+				// would tumble again for it).
 				continue
 			}
 		}
@@ -437,10 +438,13 @@ func centre(r image.Rectangle) image.Point {
 // oblique stand-ins it read 15 more of 1,500 dice, none wrong (the mean
 // of one box's looks alone read 36 more, but 1 wrong, 3 with the grown
 // box's taken when surer).
-func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, float64) {
-	kind, f, conf, mean := r.readLooks(img, box)
+//
+// It also returns how surely the box shows no die (background, see
+// numeral.Model.ClassifyLooks; 0 for a model that cannot say).
+func (r *Reader) classify(img image.Image, box image.Rectangle) (kind string, f int, conf, bg float64) {
+	kind, f, conf, mean, bg := r.readLooks(img, box)
 	if conf >= r.opts.MinConfidence {
-		return kind, f, conf
+		return kind, f, conf, bg
 	}
 	if mean == 0 {
 		// Too blurred to read, or nearly so and unsure (or no kind
@@ -449,19 +453,19 @@ func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, fl
 		// passed the sharpness check where the die's own box failed,
 		// and defocused 40° stand-in photos were read wrong that way
 		// (7 of 29 answered).
-		return kind, f, conf
+		return kind, f, conf, bg
 	}
-	k2, f2, c2, m2 := r.readLooks(img, grow(box))
+	k2, f2, c2, m2, _ := r.readLooks(img, grow(box))
 	same := k2 == kind && f2 == f
 	switch {
 	case c2 >= r.opts.MinConfidence && (same || conf < overrule):
-		return k2, f2, c2
+		return k2, f2, c2, bg
 	case same && kind != "" && (mean+m2)/2 >= r.opts.MinConfidence:
-		return kind, f, (mean + m2) / 2
+		return kind, f, (mean + m2) / 2, bg
 	case c2 > conf && c2 < r.opts.MinConfidence:
-		return k2, f2, c2 // unread either way; the surer reading is reported
+		return k2, f2, c2, bg // unread either way; the surer reading is reported
 	}
-	return kind, f, conf
+	return kind, f, conf, bg
 }
 
 // overrule is the confidence below which a die's own box is taken to
@@ -475,33 +479,22 @@ func (r *Reader) classify(img image.Image, box image.Rectangle) (string, int, fl
 const overrule = 0.6
 
 // looksClassifier is a classifier that also gives an answer's mean
-// probability over its looks (*numeral.Model does).
+// probability over its looks, and how surely the crop shows no die
+// (*numeral.Model does).
 type looksClassifier interface {
-	ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64)
+	ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean, background float64)
 }
 
 // readLooks is readBox also giving the answer's mean probability over the
-// model's looks; a model that gives none is taken to have one look (its
-// mean is its confidence, and two unsure boxes stay unsure).
-func (r *Reader) readLooks(img image.Image, box image.Rectangle) (kind string, face int, least, mean float64) {
+// model's looks, and the background's; a model that gives none is taken
+// to have one look (its mean is its confidence, and two unsure boxes stay
+// unsure) and no background (0: every region may be a die).
+func (r *Reader) readLooks(img image.Image, box image.Rectangle) (kind string, face int, least, mean, background float64) {
 	if lm, ok := r.opts.Model.(looksClassifier); ok {
 		return lm.ClassifyLooks(numeral.CropDie(img, box), r.allowedList())
 	}
 	kind, face, least = r.readBox(img, box)
-	return kind, face, least, least
-}
-
-// backgroundClassifier is a classifier that also says how surely a crop
-// shows no die (*numeral.Model does).
-type backgroundClassifier interface {
-	Background(crop image.Image) float64
-}
-
-// noDie reports whether the model is as sure as a face must be that the
-// region in box shows no die (never, for a model that cannot say).
-func (r *Reader) noDie(img image.Image, box image.Rectangle) bool {
-	bm, ok := r.opts.Model.(backgroundClassifier)
-	return ok && bm.Background(numeral.CropDie(img, box)) >= r.opts.MinConfidence
+	return kind, face, least, least, 0
 }
 
 // readBox is the model's reading of the die cropped to box.
@@ -529,7 +522,7 @@ func (r *Reader) modelReadsD6() bool {
 // publish a guess); when it is sure of a different d6 face, the face is
 // null. A model that agrees, or is unsure, leaves the pip reading.
 func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
-	kind, f, conf := r.classify(img, b.box)
+	kind, f, conf, _ := r.classify(img, b.box)
 	if kind == "" || conf < r.opts.MinConfidence {
 		return
 	}

@@ -320,9 +320,11 @@ type trayClassifier struct {
 	bg float64
 }
 
-func (c trayClassifier) Background(image.Image) float64 { return c.bg }
+func (c trayClassifier) ClassifyLooks(image.Image, []string) (string, int, float64, float64, float64) {
+	return c.die, c.face, c.conf, c.conf, c.bg
+}
 
-var _ backgroundClassifier = trayClassifier{}
+var _ looksClassifier = trayClassifier{}
 
 // TestMergeBlobsDropsTray: a region the model cannot read, and is sure
 // shows its trays, is no die; one it is less sure of, or reads, or that
@@ -398,7 +400,7 @@ func TestClassifyGrowsTightBox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, f, conf := r.classify(img, box)
+		_, f, conf, _ := r.classify(img, box)
 		if f != tc.face || conf != tc.atConf {
 			t.Errorf("%s: read %d at %.2f, want %d at %.2f", tc.name, f, conf, tc.face, tc.atConf)
 		}
@@ -525,18 +527,18 @@ type looksStub struct {
 }
 
 func (s *looksStub) Classify(img image.Image, allowed []string) (string, int, float64) {
-	k, f, least, _ := s.ClassifyLooks(img, allowed)
+	k, f, least, _, _ := s.ClassifyLooks(img, allowed)
 	return k, f, least
 }
 
-func (s *looksStub) ClassifyLooks(image.Image, []string) (string, int, float64, float64) {
+func (s *looksStub) ClassifyLooks(image.Image, []string) (string, int, float64, float64, float64) {
 	r := s.readings[min(s.calls, len(s.readings)-1)]
 	s.calls++
 	kind := "d20"
 	if r[3] == 1 {
 		kind = "d12"
 	}
-	return kind, int(r[0]), r[1], r[2]
+	return kind, int(r[0]), r[1], r[2], 0
 }
 
 var _ looksClassifier = (*looksStub)(nil)
@@ -572,7 +574,7 @@ func TestClassifyTwoBoxes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, f, conf := r.classify(img, box)
+		_, f, conf, _ := r.classify(img, box)
 		sure := conf >= r.opts.MinConfidence
 		if tc.face == 0 && sure || tc.face != 0 && (!sure || f != tc.face || math.Abs(conf-tc.conf) > 1e-9) || stub.calls != tc.calls {
 			t.Errorf("%s: face %d confidence %g after %d looks; want face %d (0: unsure) at %g after %d", tc.name, f, conf, stub.calls, tc.face, tc.conf, tc.calls)

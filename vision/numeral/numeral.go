@@ -229,19 +229,13 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 // least and mean 0, as do a crop with no allowed kind and a die in the
 // band where the net must be surer (SoftFactor) read at a mean of 0.9 or
 // less; any other answer has a mean above 0.
-func (m *Model) ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean float64) {
-	die, face, least, mean, _ = m.classifyLooks(crop, allowed, Views)
-	return die, face, least, mean
-}
-
-// Background is the mean probability, over the looks Classify takes, that
-// crop shows no die: the class the model learnt from the enrolment
-// photos' trays, blurred or not. A region the model is as sure of that
-// is no die (a knot in a wood floor, a glint), where a low confidence in
-// every face would leave it a die of unread face.
-func (m *Model) Background(crop image.Image) float64 {
-	_, _, _, _, bg := m.classifyLooks(crop, nil, Views)
-	return bg
+// background is the mean probability over the looks that crop shows no
+// die: the class the model learnt from the enrolment photos' trays,
+// whatever kinds are allowed, blurred or not. A region the model is as
+// sure of that is no die (a knot in a wood floor, a glint), where a low
+// confidence in every face would leave it a die of unread face.
+func (m *Model) ClassifyLooks(crop image.Image, allowed []string) (die string, face int, least, mean, background float64) {
+	return m.classifyLooks(crop, allowed, Views)
 }
 
 // classify is Classify with the given number of looks (1, 2 or 4; a polar

@@ -170,7 +170,11 @@ func TestTrainToyDice(t *testing.T) {
 	// one too blurred to read, surely is.
 	tray := pipCrop(0, 0, 70, color.RGBA{12, 12, 16, 255}, nil)
 	dieCrop := pipCrop(3, 0.3, 70, green, nil)
-	if bt, bd, bb := m.Background(tray), m.Background(dieCrop), m.Background(boxBlur(dieCrop, 6)); toyAccurate() && (bt < DefaultMinConfidence || bd > 0.1 || bb > 0.1) {
+	background := func(crop image.Image) float64 {
+		_, _, _, _, bg := m.ClassifyLooks(crop, nil)
+		return bg
+	}
+	if bt, bd, bb := background(tray), background(dieCrop), background(boxBlur(dieCrop, 6)); toyAccurate() && (bt < DefaultMinConfidence || bd > 0.1 || bb > 0.1) {
 		t.Errorf("background: tray %g, die %g, blurred die %g; want the tray's sure, the dice's below 0.1", bt, bd, bb)
 	}
 	st := m.Stats()
@@ -350,12 +354,12 @@ func TestClassifyLooks(t *testing.T) {
 	for f := 1; f <= 4; f++ {
 		crop := pipCrop(f, r.Float64()*6, 70, green, r)
 		k, face, conf := m.Classify(crop, nil)
-		k2, face2, least, mean := m.ClassifyLooks(crop, nil)
+		k2, face2, least, mean, _ := m.ClassifyLooks(crop, nil)
 		if k2 != k || face2 != face || least != conf || mean < least || mean > 1 {
 			t.Errorf("face %d: Classify %s %d %g; ClassifyLooks %s %d least %g mean %g", f, k, face, conf, k2, face2, least, mean)
 		}
 	}
-	if k, _, least, mean := m.ClassifyLooks(pipCrop(2, 0, 70, green, r), []string{"d20"}); k != "" || least != 0 || mean != 0 {
+	if k, _, least, mean, _ := m.ClassifyLooks(pipCrop(2, 0, 70, green, r), []string{"d20"}); k != "" || least != 0 || mean != 0 {
 		t.Errorf("no allowed kind known: %q %g %g", k, least, mean)
 	}
 }
@@ -381,10 +385,10 @@ func TestBlurredDieUnread(t *testing.T) {
 			t.Errorf("face %d blurred: kind %q confidence %g, want a kind and 0", f, d, conf)
 		}
 		// The mean too, by which a reader tells blurred from unsure.
-		if _, _, _, mean := m.ClassifyLooks(crop, nil); mean <= 0 {
+		if _, _, _, mean, _ := m.ClassifyLooks(crop, nil); mean <= 0 {
 			t.Errorf("face %d: mean %g, want above 0", f, mean)
 		}
-		if _, _, _, mean := m.ClassifyLooks(boxBlur(crop, 6), nil); mean != 0 {
+		if _, _, _, mean, _ := m.ClassifyLooks(boxBlur(crop, 6), nil); mean != 0 {
 			t.Errorf("face %d blurred: mean %g, want 0", f, mean)
 		}
 	}
@@ -402,7 +406,7 @@ func TestSoftDieNeedsMore(t *testing.T) {
 	crop := pipCrop(3, 0.4, 80, green, rand.New(rand.NewPCG(33, 34)))
 	s := sharpness(toCanon(crop, m.canonSide()))
 	m.minSharp = 0
-	d, f, least, mean := m.ClassifyLooks(crop, nil)
+	d, f, least, mean, _ := m.ClassifyLooks(crop, nil)
 	if least <= 0 {
 		t.Fatalf("the sharp crop read %s %d at %g", d, f, least)
 	}
@@ -415,7 +419,7 @@ func TestSoftDieNeedsMore(t *testing.T) {
 		{"in the band", s * 0.8, true},
 	} {
 		m.minSharp = tc.minSharp
-		d2, f2, l2, m2 := m.ClassifyLooks(crop, nil)
+		d2, f2, l2, m2, _ := m.ClassifyLooks(crop, nil)
 		wl, wm := least, mean
 		if tc.soft {
 			wl, wm = softened(least), softened(mean)
@@ -545,7 +549,7 @@ func TestLensLooks(t *testing.T) {
 	for _, lens := range []Lens{{}, {DX: 0.12, DY: -0.27, Squash: 0.6}} {
 		m := &Model{arch: a, net: nt, params: nt.initParams(rand.New(rand.NewPCG(1, 1))), view: 0.6, temp: 1, lens: lens}
 		m.classes = []class{{}, {"d4", 1}, {"d4", 2}, {"d4", 3}, {"d4", 4}}
-		_, face, least, mean := m.ClassifyLooks(crop, nil)
+		_, face, least, mean, bg := m.ClassifyLooks(crop, nil)
 		c := toCanon(crop, m.canonSide())
 		v0 := centreView(c, a.Size, m.view)
 		th := math.Pi / float64(nt.lastW)
@@ -591,7 +595,7 @@ func TestLensLooks(t *testing.T) {
 		if face != best || !near(least, wantLeast) || !near(mean, wantMean) {
 			t.Errorf("lens %+v: face %d least %g mean %g; want %d, %g, %g over %d looks", lens, face, least, mean, best, wantLeast, wantMean, len(views))
 		}
-		if bg, want := m.Background(crop), sum[0]/float64(len(views)); !near(bg, want) {
+		if want := sum[0] / float64(len(views)); !near(bg, want) {
 			t.Errorf("lens %+v: background %g, want its mean %g over %d looks", lens, bg, want, len(views))
 		}
 	}
