@@ -467,11 +467,7 @@ func TestBlobsAloneAtTheWall(t *testing.T) {
 			{Kind: rules.D8, Face: 8, X: 420, Y: 280, Size: 70, Body: color.NRGBA{230, 200, 60, 255}, Ink: color.NRGBA{20, 20, 20, 255}},
 		}}
 	img, truth := render.MustRender(s)
-	c, err := newColour(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
+	c := testColour(t, img)
 	found := func(bs []blob) (n int) {
 		for _, tr := range truth {
 			for _, b := range bs {
@@ -645,11 +641,7 @@ func TestFindTrayBrownWall(t *testing.T) {
 			img.SetRGBA(x, y, c)
 		}
 	}
-	c, err := newColour(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
+	c := testColour(t, img)
 	tray, _ := findTray(c)
 	if tray == nil {
 		t.Fatal("no tray found")
@@ -1192,16 +1184,8 @@ func TestDarkDieAgainstDarkBody(t *testing.T) {
 		return color.RGBA{165, 165, 170, 255}
 	}
 	body := color.RGBA{20, 20, 24, 255}
-	photo, err := newColour(paintDie(rng, floor, die, body, 5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer photo.close()
-	tray, err := newColour(paintDie(rng, floor, image.Rectangle{}, body, 5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tray.close()
+	photo := testColour(t, paintDie(rng, floor, die, body, 5))
+	tray := testColour(t, paintDie(rng, floor, image.Rectangle{}, body, 5))
 	bs := findBlobs(photo, tray.mat)
 	if len(bs) != 1 {
 		t.Fatalf("found %d regions, want the one die: %+v", len(bs), bs)
@@ -1213,6 +1197,18 @@ func TestDarkDieAgainstDarkBody(t *testing.T) {
 	if !bs[0].dieLike() {
 		t.Errorf("the die's region is not die-like: %+v", bs[0])
 	}
+}
+
+// testColour is newColour for a test: it fails the test on an error and
+// closes the image when the test ends.
+func testColour(t *testing.T, img image.Image) *colourImg {
+	t.Helper()
+	c, err := newColour(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	return c
 }
 
 // paintDie draws a 640x480 photo of floor with, unless die is empty, a die
@@ -1302,16 +1298,8 @@ func TestLearntTrayLooksIntoRagged(t *testing.T) {
 		return c
 	}
 	body := color.RGBA{200, 30, 40, 255}
-	photo, err := newColour(paintDie(rng, shadowed, die, body, 4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer photo.close()
-	tray, err := newColour(paintDie(rng, wood, image.Rectangle{}, body, 4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tray.close()
+	photo := testColour(t, paintDie(rng, shadowed, die, body, 4))
+	tray := testColour(t, paintDie(rng, wood, image.Rectangle{}, body, 4))
 	alike := func(b image.Rectangle) bool {
 		return abs(b.Min.Y-die.Min.Y) <= 4 && abs(b.Max.Y-die.Max.Y) <= 4 && abs(b.Min.X-die.Min.X) <= 4 && abs(b.Max.X-die.Max.X) <= 4
 	}
