@@ -244,6 +244,12 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 			return nil, rep, err
 		}
 	}
+	if s.seeUnder(data) {
+		bg.Close()
+		if bg, err = s.mat(); err != nil {
+			return nil, rep, err
+		}
+	}
 	defer bg.Close()
 	// The photos share one view when nearly all their uncovered pixels
 	// match the median.
@@ -722,6 +728,10 @@ func cover(covered []bool, b image.Rectangle, scale float64, cols, rows int) {
 	}
 }
 
+// traySeen is the fewest photos that show a pixel of the tray for its
+// value to be taken from them (else it is filled from its neighbours).
+const traySeen = 5
+
 // median sets the tray to each pixel's median over the photos (data, at
 // the coarse scale) where it is not covered, and fills the pixels covered
 // in nearly every photo from their neighbours.
@@ -738,7 +748,7 @@ func (s *Scene) median(data [][]uint8, covered [][]bool) {
 					vals = append(vals, data[i][3*px+ch])
 				}
 			}
-			if len(vals) < 5 {
+			if len(vals) < traySeen {
 				break
 			}
 			slices.Sort(vals)
@@ -842,6 +852,13 @@ func (s *Scene) setRegion(boxes []image.Rectangle) {
 // fillUnknown gives every pixel not known (covered by a die in nearly
 // every photo) the mean of its known neighbours, growing inwards.
 func fillUnknown(ycc []uint8, known []bool, w, h int) {
+	growInwards(ycc, known, w, h, func(_ int, mean [3]uint8) [3]uint8 { return mean })
+}
+
+// growInwards sets every pixel of ycc (YCrCb, w×h) not known, a ring at a
+// time inwards from the known ones, to what value makes of it (pixel
+// index i) and the mean of its known neighbours.
+func growInwards(ycc []uint8, known []bool, w, h int, value func(i int, mean [3]uint8) [3]uint8) {
 	for changed := true; changed; {
 		changed = false
 		next := slices.Clone(known)
@@ -866,15 +883,95 @@ func fillUnknown(ycc []uint8, known []bool, w, h int) {
 					}
 				}
 				if k > 0 {
+					var mean [3]uint8
 					for ch := range 3 {
-						ycc[3*i+ch] = uint8(sum[ch] / k)
+						mean[ch] = uint8(sum[ch] / k)
 					}
+					v := value(i, mean)
+					copy(ycc[3*i:3*i+3], v[:])
 					next[i], changed = true, true
 				}
 			}
 		}
 		known = next
 	}
+}
+
+// seeUnder learns the tray again where fewer than nine photos in ten
+// (sceneSteady) agree with it. Where dice come to rest near one spot, the
+// floor there is under a die in most photos, and the median of the rest
+// (or of photos whose die was not all left out) holds the die's edges and
+// its shadow: boxes found against it took in floor, an edge by 4–10 px
+// on the 30° stand-in near one spot (its die 58 px across). Nine in ten,
+// not most: a die of one even colour, resting at the spot in most
+// photos, is what most of them agree on there. Inwards from the pixels
+// that many agree with, each other pixel takes the median of the photos'
+// values there that agree with its neighbours' mean (the floor seen round
+// a die continues smoothly; the die and its shadow do not), or that mean
+// where fewer than traySeen photos do. Where the mean had to stand in
+// more often than the photos showed the floor (a busy floor's grain is
+// not its neighbours' mean), the tray is left as it was. It reports
+// whether the tray changed.
+func (s *Scene) seeUnder(data [][]uint8) bool {
+	n := s.cols * s.rows
+	lights := make([]light, len(data))
+	for i := range data {
+		lights[i] = photoLight(data[i], s.ycc)
+	}
+	// A photo agrees with a value where it differs by less than half
+	// what marks a die (as diffMasks' weak mask).
+	agrees := func(i, px int, v []uint8) bool {
+		d0, dc := lights[i].residual(data[i][3*px:3*px+3], v)
+		return 2*d0 < blobThreshold && 2*dc < blobChroma
+	}
+	known := make([]bool, n)
+	unknown := 0
+	for px := range n {
+		k := 0
+		for i := range data {
+			if agrees(i, px, s.ycc[3*px:3*px+3]) {
+				k++
+			}
+		}
+		if known[px] = float64(k) >= sceneSteady*float64(len(data)); !known[px] {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		return false
+	}
+	ycc := slices.Clone(s.ycc)
+	seen, guessed := 0, 0
+	vals := make([][]uint8, 3)
+	growInwards(ycc, known, s.cols, s.rows, func(px int, mean [3]uint8) [3]uint8 {
+		for ch := range vals {
+			vals[ch] = vals[ch][:0]
+		}
+		for i := range data {
+			if agrees(i, px, mean[:]) {
+				for ch := range vals {
+					vals[ch] = append(vals[ch], data[i][3*px+ch])
+				}
+			}
+		}
+		if len(vals[0]) < traySeen {
+			guessed++
+			return mean
+		}
+		seen++
+		var v [3]uint8
+		for ch := range vals {
+			slices.Sort(vals[ch])
+			v[ch] = vals[ch][len(vals[ch])/2]
+		}
+		return v
+	})
+	if guessed > seen {
+		return false
+	}
+	s.ycc = ycc
+	s.setLayout()
+	return true
 }
 
 // mat returns the empty tray as a coarse YCrCb Mat (the caller closes it).

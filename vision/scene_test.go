@@ -378,6 +378,93 @@ func TestLearnSceneSpotUnseenAlone(t *testing.T) {
 	}
 }
 
+// spotData paints photos (coarse YCrCb, cols×rows) of a floor under a
+// die of 10×10 pixels with a shadow below and right of it, resting within
+// 3 pixels of the middle, each photo under its own exposure; the covered
+// masks mark nothing (no box, none found).
+func spotData(floor func(x, y int) uint8, photos int) (s *Scene, data [][]uint8, covered [][]bool) {
+	const cols, rows = 40, 30
+	r := rand.New(rand.NewPCG(3, 3))
+	s = &Scene{cols: cols, rows: rows}
+	for range photos {
+		cx, cy := 20+r.IntN(7)-3, 15+r.IntN(7)-3
+		light := r.IntN(17) - 8
+		d := make([]uint8, 3*cols*rows)
+		for y := range rows {
+			for x := range cols {
+				px := d[3*(y*cols+x) : 3*(y*cols+x)+3]
+				dx, dy := x-(cx-5), y-(cy-5)
+				switch {
+				case dx >= 0 && dx < 10 && dy >= 0 && dy < 10:
+					px[0], px[1], px[2] = uint8(60+r.IntN(40)), 110, 170 // a blue die's faces
+				case dx >= 2 && dx < 14 && dy >= 2 && dy < 14:
+					px[0], px[1], px[2] = floor(x, y)-50, 128, 128 // its shadow
+				default:
+					px[0], px[1], px[2] = floor(x, y), 128, 128
+				}
+				px[0] = uint8(int(px[0]) + light)
+			}
+		}
+		data = append(data, d)
+		covered = append(covered, make([]bool, cols*rows))
+	}
+	return s, data, covered
+}
+
+// TestSeeUnder: where a die rests near one spot in every photo, the
+// median holds the die and its shadow there; seeUnder learns the floor
+// from the photos that show it round the die, and where none does, from
+// its neighbours. On a busy floor, where the neighbours cannot say what
+// the floor is, it leaves the tray alone; where photos agree everywhere,
+// there is nothing to do.
+func TestSeeUnder(t *testing.T) {
+	gradient := func(x, y int) uint8 { return uint8(140 + x + y) }
+	s, data, covered := spotData(gradient, 60)
+	s.median(data, covered)
+	at := func(x, y int) int { return int(s.ycc[3*(y*s.cols+x)]) }
+	if d := abs(at(20, 15) - int(gradient(20, 15))); d < 30 {
+		t.Fatalf("premise: the median at the spot is %d, the floor %d; want the die in it", at(20, 15), gradient(20, 15))
+	}
+	if !s.seeUnder(data) {
+		t.Fatal("seeUnder left the tray with a die in it")
+	}
+	worst := 0
+	for y := 8; y < 24; y++ {
+		for x := 13; x < 31; x++ {
+			worst = max(worst, abs(at(x, y)-int(gradient(x, y))))
+			if cr, cb := s.ycc[3*(y*s.cols+x)+1], s.ycc[3*(y*s.cols+x)+2]; cr != 128 || cb != 128 {
+				t.Fatalf("(%d,%d): chroma %d,%d, want the grey floor's", x, y, cr, cb)
+			}
+		}
+	}
+	if worst > 8 {
+		t.Errorf("the tray under the spot is up to %d off the floor, want at most 8", worst)
+	}
+
+	grain := rand.New(rand.NewPCG(5, 5))
+	busy := make([]uint8, 40*30)
+	for i := range busy {
+		busy[i] = uint8(50 + grain.IntN(180)) // grain as sharp as a busy wood's
+	}
+	s, data, covered = spotData(func(x, y int) uint8 { return busy[y*40+x] }, 60)
+	s.median(data, covered)
+	before := slices.Clone(s.ycc)
+	if s.seeUnder(data) || !slices.Equal(s.ycc, before) {
+		t.Error("on a busy floor seeUnder changed the tray")
+	}
+
+	s, data, covered = spotData(gradient, 60)
+	for _, d := range data {
+		for px := range len(d) / 3 {
+			d[3*px], d[3*px+1], d[3*px+2] = gradient(px%40, px/40), 128, 128
+		}
+	}
+	s.median(data, covered)
+	if s.seeUnder(data) {
+		t.Error("seeUnder changed a tray every photo agrees with")
+	}
+}
+
 // TestLearnSceneWithoutBoxes: labels without boxes (a face per photo, as
 // a roller's log gives them) still teach the tray where the die lands all
 // over the floor, and Locate then finds the die in each photo, for
