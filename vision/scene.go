@@ -81,15 +81,17 @@ type SceneReport struct {
 	// few boxes are labelled.
 	Sizes *ViewSizes
 	// View is the size of the photos when they share one view, whether
-	// or not a tray was kept (where dice rest near one spot the tray
-	// under it is not seen, but the camera is still one); zero when
-	// they do not.
+	// or not a tray was kept (where dice rest near one spot of a busy
+	// floor none is, but the camera is still one); zero when they do
+	// not.
 	View image.Point
 }
 
 // Scene learning limits: the photos looked at (spread over the set), the
 // fewest that make a median, the share of a photo's uncovered pixels that
-// must match the median for the photos to share one view.
+// must match the median for the photos to share one view (and the share
+// of the photos a pixel of the tray must agree with to stand as the
+// median made it: seeUnder).
 const (
 	scenePhotos    = 120
 	sceneMinPhotos = 20
@@ -966,7 +968,7 @@ func (s *Scene) seeUnder(data [][]uint8) bool {
 		}
 		return v
 	})
-	if guessed > seen {
+	if seen == 0 || guessed > seen {
 		return false
 	}
 	s.ycc = ycc
