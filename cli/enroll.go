@@ -345,12 +345,12 @@ func slantShown(scene *vision.Scene, rep vision.SceneReport) bool {
 // on (they show it, slantShown, and --lens is on): a roller's webcam, a
 // tower's camera; on a camera looking down it finds none. It also says
 // whether to settle the lens by short training runs (probeLens): when it
-// found a slant, and when it found none but a slant came close. Its nearest neighbours can
-// miss a steep camera's slant: the 30° stand-in's dice, their up faces
-// squashed to half, were matched by their sides (straight on 0.296, the
-// best slant 0.286), and a model read straight on answered 4 of 269 faces
-// wrong (13 as 19 three times). A tower's camera looking down is clear
-// (0.570 against 0.150) and pays for no runs.
+// found a slant, and when it found none but a slant came close. Its
+// nearest neighbours can miss a steep camera's slant: the 30° stand-in's
+// dice, their up faces squashed to half, were matched by their sides
+// (straight on 0.296, the best slant 0.286), and a model read straight on
+// answered 4 of 269 faces wrong (13 as 19 three times). A tower's camera
+// looking down is clear (0.570 against 0.150) and pays for no runs.
 func fitLens(env *Env, samples []numeral.Sample, on bool) (numeral.Lens, bool) {
 	if !on {
 		return numeral.Lens{}, false

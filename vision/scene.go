@@ -224,33 +224,29 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		}
 	}
 	s.median(data, covered)
-	bg, err := s.mat()
-	if err != nil {
-		return nil, rep, err
-	}
 	if slices.ContainsFunc(ps, func(p photo) bool { return p.unboxed > 0 }) {
 		// A die without a box that the photo alone did not single out
 		// (on the 30° stand-in it took two lights below the floor for
 		// dice) is in the median where dice rest near one spot: the tray
 		// there is partly the die's. What each such photo shows against
 		// this first tray is left out too, and the tray made again.
+		first, err := s.mat()
+		if err != nil {
+			return nil, rep, err
+		}
 		for i, p := range ps {
 			if p.unboxed > 0 {
-				_, mask := findBlobsMask(p.c, bg, blobChroma, false)
+				_, mask := findBlobsMask(p.c, first, blobChroma, false)
 				coverMask(covered[i], mask, s.cols, s.rows)
 			}
 		}
-		bg.Close()
+		first.Close()
 		s.median(data, covered)
-		if bg, err = s.mat(); err != nil {
-			return nil, rep, err
-		}
 	}
-	if s.seeUnder(data) {
-		bg.Close()
-		if bg, err = s.mat(); err != nil {
-			return nil, rep, err
-		}
+	s.seeUnder(data)
+	bg, err := s.mat()
+	if err != nil {
+		return nil, rep, err
 	}
 	defer bg.Close()
 	// The photos share one view when nearly all their uncovered pixels

@@ -229,6 +229,7 @@ func (m *Model) Classify(crop image.Image, allowed []string) (die string, face i
 // least and mean 0, as do a crop with no allowed kind and a die in the
 // band where the net must be surer (SoftFactor) read at a mean of 0.9 or
 // less; any other answer has a mean above 0.
+//
 // background is the mean probability over the looks that crop shows no
 // die: the class the model learnt from the enrolment photos' trays,
 // whatever kinds are allowed, blurred or not. A region the model is as
