@@ -162,9 +162,8 @@ type obliqueRoller struct {
 	rx, ry float64 // the floor's half extent, mm
 }
 
-func newObliqueRoller(seed uint64, elev float64, set obliqueSet) *obliqueRoller {
+func newObliqueRoller(seed uint64, elev float64, set obliqueSet, w, h int) *obliqueRoller {
 	r := rand.New(rand.NewPCG(seed, 0x0b11))
-	w, h := 640, 480
 	o := &obliqueRoller{
 		// A 21 mm die 250 mm away is about 60 px across.
 		cam: newObliqueCam(elev, 250, 720, w, h), die: newIcosa(r), set: set,
@@ -203,6 +202,12 @@ func (o *obliqueRoller) floorAt(x, y float64) (float64, float64) {
 // photo draws the die with face up (its number), turned yaw about the
 // vertical, at floor point (x, y), and returns the frame and die's box.
 func (o *obliqueRoller) photo(r *rand.Rand, face int, yaw, x, y float64) (*image.RGBA, image.Rectangle) {
+	return o.photoLit(r, face, yaw, x, y, [3]float64{1, 1, 1})
+}
+
+// photoLit is photo with the room's light scaling R, G and B by cast
+// (a lamp or daylight that changes over a session).
+func (o *obliqueRoller) photoLit(r *rand.Rand, face int, yaw, x, y float64, cast [3]float64) (*image.RGBA, image.Rectangle) {
 	fi := 0
 	for i, n := range o.die.num {
 		if n == face {
@@ -325,8 +330,8 @@ func (o *obliqueRoller) photo(r *rand.Rand, face int, yaw, x, y float64) (*image
 	blurRGBA(img, 0.45+0.5*r.Float64())
 	gain, lift := 0.85+0.3*r.Float64(), 8*r.NormFloat64()
 	for i := range img.Pix {
-		if i%4 != 3 {
-			img.Pix[i] = uint8(min(255, max(0, float64(img.Pix[i])*gain+lift+0.5)))
+		if c := i % 4; c != 3 {
+			img.Pix[i] = uint8(min(255, max(0, float64(img.Pix[i])*gain*cast[c]+lift+0.5)))
 		}
 	}
 	AddNoise(img, 3, r.Uint64())
@@ -414,7 +419,9 @@ func blurRGBA(img *image.RGBA, sigma float64) {
 // TOWERD_OBLIQUE_ELEV sets the camera's elevation in degrees (default 40),
 // TOWERD_OBLIQUE_SET the dice (purple, ivory, blue, red, black),
 // TOWERD_OBLIQUE_SPREAD the sd in mm of where the die lands about the
-// floor's middle (a popper's dished floor; default anywhere on it). A tool for measuring
+// floor's middle (a popper's dished floor; default anywhere on it),
+// TOWERD_OBLIQUE_SIZE the frame (default 640x480), TOWERD_OBLIQUE_DRIFT
+// how far the room's light changes over the set. A tool for measuring
 // `towerd enroll` and `towerd eval`, not a test run by make test.
 func TestWriteObliqueD20(t *testing.T) {
 	out := os.Getenv("TOWERD_OBLIQUE_OUT")
@@ -439,8 +446,25 @@ func TestWriteObliqueD20(t *testing.T) {
 	if !ok {
 		t.Fatalf("unknown set %q", setName)
 	}
-	o := newObliqueRoller(1, elev*math.Pi/180, set)
+	w, h := 640, 480
+	if v := os.Getenv("TOWERD_OBLIQUE_SIZE"); v != "" {
+		// A wider frame at the same focal length: the die stays about
+		// 60 px across, the machine's body fills the rest.
+		if _, err := fmt.Sscanf(v, "%dx%d", &w, &h); err != nil || w < 320 || h < 240 {
+			t.Fatalf("TOWERD_OBLIQUE_SIZE=%q: want WxH, at least 320x240", v)
+		}
+	}
+	// TOWERD_OBLIQUE_DRIFT=K: the room's light changes steadily from the
+	// first enrolment photo to the last test photo, dimming by K and
+	// warming (R up by K/3, B down by K/2), as daylight gives way to a
+	// lamp over a session; the test photos, taken last, are the dimmest.
+	drift := 0.0
+	if v := os.Getenv("TOWERD_OBLIQUE_DRIFT"); v != "" {
+		fmt.Sscan(v, &drift)
+	}
+	o := newObliqueRoller(1, elev*math.Pi/180, set, w, h)
 	r := rand.New(rand.NewPCG(3, 3))
+	shot, shots := 0, photos+photos*3/10
 	for _, part := range []struct {
 		dir    string
 		photos int
@@ -468,7 +492,9 @@ func TestWriteObliqueD20(t *testing.T) {
 					break
 				}
 			}
-			img, box := o.photo(r, face, 2*math.Pi*r.Float64(), x, y)
+			k := drift * float64(shot) / float64(max(shots-1, 1))
+			shot++
+			img, box := o.photoLit(r, face, 2*math.Pi*r.Float64(), x, y, [3]float64{(1 - k) * (1 + k/3), 1 - k, (1 - k) * (1 - k/2)})
 			name := fmt.Sprintf("images/roll-%04d.jpg", i)
 			jf, err := os.Create(filepath.Join(dir, name))
 			if err != nil {
