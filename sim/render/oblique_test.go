@@ -160,15 +160,16 @@ type obliqueRoller struct {
 	p      path
 	w, h   int
 	rx, ry float64 // the floor's half extent, mm
+	blur   float64 // scales the webcam's softness
 }
 
-func newObliqueRoller(seed uint64, elev float64, set obliqueSet, w, h int) *obliqueRoller {
+func newObliqueRoller(seed uint64, elev float64, set obliqueSet, w, h int, dist float64) *obliqueRoller {
 	r := rand.New(rand.NewPCG(seed, 0x0b11))
 	o := &obliqueRoller{
 		// A 21 mm die 250 mm away is about 60 px across.
-		cam: newObliqueCam(elev, 250, 720, w, h), die: newIcosa(r), set: set,
+		cam: newObliqueCam(elev, dist, 720, w, h), die: newIcosa(r), set: set,
 		scale: 10.5 / math.Sqrt(1+math.Pow((1+math.Sqrt(5))/2, 2)),
-		light: v3{-0.4, -0.3, 1}.unit(), w: w, h: h, rx: 70, ry: 55,
+		light: v3{-0.4, -0.3, 1}.unit(), w: w, h: h, rx: 70, ry: 55, blur: 1,
 	}
 	o.floor = image.NewRGBA(image.Rect(0, 0, w, h))
 	base := color.NRGBA{uint8(150 + r.IntN(60)), uint8(150 + r.IntN(60)), uint8(150 + r.IntN(60)), 255}
@@ -327,7 +328,7 @@ func (o *obliqueRoller) photoLit(r *rand.Rand, face int, yaw, x, y float64, cast
 			}
 		}
 	}
-	blurRGBA(img, 0.45+0.5*r.Float64())
+	blurRGBA(img, o.blur*(0.45+0.5*r.Float64()))
 	gain, lift := 0.85+0.3*r.Float64(), 8*r.NormFloat64()
 	for i := range img.Pix {
 		if c := i % 4; c != 3 {
@@ -416,13 +417,21 @@ func blurRGBA(img *image.RGBA, sigma float64) {
 // the roller stand-in in vision (one top-down photo per face, squashed),
 // the die is a 3-D icosahedron: its up face is foreshortened and the faces
 // toward the camera show their own numbers, as on the kept-back roller.
-// TOWERD_OBLIQUE_ELEV sets the camera's elevation in degrees (default 40),
-// TOWERD_OBLIQUE_SET the dice (purple, ivory, blue, red, black),
-// TOWERD_OBLIQUE_SPREAD the sd in mm of where the die lands about the
-// floor's middle (a popper's dished floor; default anywhere on it),
-// TOWERD_OBLIQUE_SIZE the frame (default 640x480), TOWERD_OBLIQUE_DRIFT
-// how far the room's light changes over the set. A tool for measuring
-// `towerd enroll` and `towerd eval`, not a test run by make test.
+// Options:
+//   - TOWERD_OBLIQUE_ELEV: the camera's elevation in degrees (default 40);
+//   - TOWERD_OBLIQUE_SET: the dice (purple, ivory, blue, red, black);
+//   - TOWERD_OBLIQUE_SPREAD: the sd in mm of where the die lands about the
+//     floor's middle (a popper's dished floor; default anywhere on it);
+//   - TOWERD_OBLIQUE_SIZE: the frame (default 640x480);
+//   - TOWERD_OBLIQUE_DRIFT: how far the room's light changes over the set;
+//   - TOWERD_OBLIQUE_BLUR: a factor on the webcam's softness (default 1);
+//   - TOWERD_OBLIQUE_DIST: the camera's distance in mm (default 250: a die
+//     about 60 px across);
+//   - TOWERD_OBLIQUE_GLARE: the strength (0..1) of a glare on the dome
+//     right over the floor's middle.
+//
+// A tool for measuring `towerd enroll` and `towerd eval`, not a test run
+// by make test.
 func TestWriteObliqueD20(t *testing.T) {
 	out := os.Getenv("TOWERD_OBLIQUE_OUT")
 	if out == "" {
@@ -462,7 +471,22 @@ func TestWriteObliqueD20(t *testing.T) {
 	if v := os.Getenv("TOWERD_OBLIQUE_DRIFT"); v != "" {
 		fmt.Sscan(v, &drift)
 	}
-	o := newObliqueRoller(1, elev*math.Pi/180, set, w, h)
+	dist := 250.0 // mm from the camera to the floor's middle: a 60 px die
+	if v := os.Getenv("TOWERD_OBLIQUE_DIST"); v != "" {
+		fmt.Sscan(v, &dist)
+	}
+	o := newObliqueRoller(1, elev*math.Pi/180, set, w, h, dist)
+	if v := os.Getenv("TOWERD_OBLIQUE_BLUR"); v != "" {
+		fmt.Sscan(v, &o.blur)
+	}
+	if v := os.Getenv("TOWERD_OBLIQUE_GLARE"); v != "" {
+		// A lamp's reflection in the dome right over the dish, where
+		// the die comes to rest: it washes out part of the die.
+		k := 0.0
+		fmt.Sscan(v, &k)
+		p := o.cam.project(v3{0, 0, 10})
+		o.glare = append(o.glare, [4]float64{p[0] + 10, p[1] - 8, 28, k})
+	}
 	r := rand.New(rand.NewPCG(3, 3))
 	shot, shots := 0, photos+photos*3/10
 	for _, part := range []struct {
