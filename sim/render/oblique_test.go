@@ -166,7 +166,8 @@ type obliqueRoller struct {
 func newObliqueRoller(seed uint64, elev float64, set obliqueSet, w, h int, dist float64) *obliqueRoller {
 	r := rand.New(rand.NewPCG(seed, 0x0b11))
 	o := &obliqueRoller{
-		// A 21 mm die 250 mm away is about 60 px across.
+		// A 21 mm die 250 mm away (the default dist) is about 60 px
+		// across.
 		cam: newObliqueCam(elev, dist, 720, w, h), die: newIcosa(r), set: set,
 		scale: 10.5 / math.Sqrt(1+math.Pow((1+math.Sqrt(5))/2, 2)),
 		light: v3{-0.4, -0.3, 1}.unit(), w: w, h: h, rx: 70, ry: 55, blur: 1,
@@ -201,14 +202,9 @@ func (o *obliqueRoller) floorAt(x, y float64) (float64, float64) {
 }
 
 // photo draws the die with face up (its number), turned yaw about the
-// vertical, at floor point (x, y), and returns the frame and die's box.
-func (o *obliqueRoller) photo(r *rand.Rand, face int, yaw, x, y float64) (*image.RGBA, image.Rectangle) {
-	return o.photoLit(r, face, yaw, x, y, [3]float64{1, 1, 1})
-}
-
-// photoLit is photo with the room's light scaling R, G and B by cast
-// (a lamp or daylight that changes over a session).
-func (o *obliqueRoller) photoLit(r *rand.Rand, face int, yaw, x, y float64, cast [3]float64) (*image.RGBA, image.Rectangle) {
+// vertical, at floor point (x, y), with the room's light scaling R, G and
+// B by cast, and returns the frame and die's box.
+func (o *obliqueRoller) photo(r *rand.Rand, face int, yaw, x, y float64, cast [3]float64) (*image.RGBA, image.Rectangle) {
 	fi := 0
 	for i, n := range o.die.num {
 		if n == face {
@@ -437,20 +433,25 @@ func TestWriteObliqueD20(t *testing.T) {
 	if out == "" {
 		t.Skip("set TOWERD_OBLIQUE_OUT=DIR to write the oblique d20 dataset")
 	}
-	photos, elev, setName := 1000, 40.0, "purple"
-	if v := os.Getenv("TOWERD_OBLIQUE_PHOTOS"); v != "" {
-		fmt.Sscan(v, &photos)
+	// envFloat is the number in environment variable name, or def.
+	envFloat := func(name string, def float64) float64 {
+		v := os.Getenv(name)
+		if v == "" {
+			return def
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", name, v, err)
+		}
+		return f
 	}
-	if v := os.Getenv("TOWERD_OBLIQUE_ELEV"); v != "" {
-		fmt.Sscan(v, &elev)
-	}
+	photos, setName := int(envFloat("TOWERD_OBLIQUE_PHOTOS", 1000)), "purple"
+	elev := envFloat("TOWERD_OBLIQUE_ELEV", 40)
 	if v := os.Getenv("TOWERD_OBLIQUE_SET"); v != "" {
 		setName = v
 	}
-	spread := 0.0 // mm: the landing spot's sd about the middle; 0: anywhere on the floor
-	if v := os.Getenv("TOWERD_OBLIQUE_SPREAD"); v != "" {
-		fmt.Sscan(v, &spread)
-	}
+	// mm: the landing spot's sd about the middle; 0: anywhere on the floor
+	spread := envFloat("TOWERD_OBLIQUE_SPREAD", 0)
 	set, ok := obliqueSets[setName]
 	if !ok {
 		t.Fatalf("unknown set %q", setName)
@@ -467,23 +468,13 @@ func TestWriteObliqueD20(t *testing.T) {
 	// first enrolment photo to the last test photo, dimming by K and
 	// warming (R up by K/3, B down by K/2), as daylight gives way to a
 	// lamp over a session; the test photos, taken last, are the dimmest.
-	drift := 0.0
-	if v := os.Getenv("TOWERD_OBLIQUE_DRIFT"); v != "" {
-		fmt.Sscan(v, &drift)
-	}
-	dist := 250.0 // mm from the camera to the floor's middle: a 60 px die
-	if v := os.Getenv("TOWERD_OBLIQUE_DIST"); v != "" {
-		fmt.Sscan(v, &dist)
-	}
-	o := newObliqueRoller(1, elev*math.Pi/180, set, w, h, dist)
-	if v := os.Getenv("TOWERD_OBLIQUE_BLUR"); v != "" {
-		fmt.Sscan(v, &o.blur)
-	}
-	if v := os.Getenv("TOWERD_OBLIQUE_GLARE"); v != "" {
+	drift := envFloat("TOWERD_OBLIQUE_DRIFT", 0)
+	// mm from the camera to the floor's middle: a 60 px die
+	o := newObliqueRoller(1, elev*math.Pi/180, set, w, h, envFloat("TOWERD_OBLIQUE_DIST", 250))
+	o.blur = envFloat("TOWERD_OBLIQUE_BLUR", 1)
+	if k := envFloat("TOWERD_OBLIQUE_GLARE", 0); k > 0 {
 		// A lamp's reflection in the dome right over the dish, where
 		// the die comes to rest: it washes out part of the die.
-		k := 0.0
-		fmt.Sscan(v, &k)
 		p := o.cam.project(v3{0, 0, 10})
 		o.glare = append(o.glare, [4]float64{p[0] + 10, p[1] - 8, 28, k})
 	}
@@ -518,7 +509,7 @@ func TestWriteObliqueD20(t *testing.T) {
 			}
 			k := drift * float64(shot) / float64(max(shots-1, 1))
 			shot++
-			img, box := o.photoLit(r, face, 2*math.Pi*r.Float64(), x, y, [3]float64{(1 - k) * (1 + k/3), 1 - k, (1 - k) * (1 - k/2)})
+			img, box := o.photo(r, face, 2*math.Pi*r.Float64(), x, y, [3]float64{(1 - k) * (1 + k/3), 1 - k, (1 - k) * (1 - k/2)})
 			name := fmt.Sprintf("images/roll-%04d.jpg", i)
 			jf, err := os.Create(filepath.Join(dir, name))
 			if err != nil {
