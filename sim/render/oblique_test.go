@@ -456,11 +456,11 @@ func TestWriteObliqueD20(t *testing.T) {
 	if !ok {
 		t.Fatalf("unknown set %q", setName)
 	}
-	w, h := 640, 480
+	width, height := 640, 480
 	if v := os.Getenv("TOWERD_OBLIQUE_SIZE"); v != "" {
 		// A wider frame at the same focal length: the die stays about
 		// 60 px across, the machine's body fills the rest.
-		if _, err := fmt.Sscanf(v, "%dx%d", &w, &h); err != nil || w < 320 || h < 240 {
+		if _, err := fmt.Sscanf(v, "%dx%d", &width, &height); err != nil || width < 320 || height < 240 {
 			t.Fatalf("TOWERD_OBLIQUE_SIZE=%q: want WxH, at least 320x240", v)
 		}
 	}
@@ -469,9 +469,9 @@ func TestWriteObliqueD20(t *testing.T) {
 	// warming (R up by K/3, B down by K/2), as daylight gives way to a
 	// lamp over a session; the test photos, taken last, are the dimmest.
 	drift := envFloat("TOWERD_OBLIQUE_DRIFT", 0)
-	// mm from the camera to the floor's middle: a 60 px die
-	o := newObliqueRoller(1, elev*math.Pi/180, set, w, h, envFloat("TOWERD_OBLIQUE_DIST", 250))
-	o.blur = envFloat("TOWERD_OBLIQUE_BLUR", 1)
+	dist := envFloat("TOWERD_OBLIQUE_DIST", 250) // mm to the floor's middle
+	o := newObliqueRoller(1, elev*math.Pi/180, set, width, height, dist)
+	o.blur = envFloat("TOWERD_OBLIQUE_BLUR", o.blur)
 	if k := envFloat("TOWERD_OBLIQUE_GLARE", 0); k > 0 {
 		// A lamp's reflection in the dome right over the dish, where
 		// the die comes to rest: it washes out part of the die.
@@ -479,11 +479,12 @@ func TestWriteObliqueD20(t *testing.T) {
 		o.glare = append(o.glare, [4]float64{p[0] + 10, p[1] - 8, 28, k})
 	}
 	r := rand.New(rand.NewPCG(3, 3))
-	shot, shots := 0, photos+photos*3/10
-	for _, part := range []struct {
+	parts := []struct {
 		dir    string
 		photos int
-	}{{"enrol", photos}, {"test", photos * 3 / 10}} {
+	}{{"enrol", photos}, {"test", photos * 3 / 10}}
+	shot, shots := 0, parts[0].photos+parts[1].photos
+	for _, part := range parts {
 		dir := filepath.Join(out, part.dir)
 		if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
 			t.Fatal(err)
