@@ -62,6 +62,10 @@ type fileModel struct {
 	// its face to be read (Model.minSharp); absent: no check. A towerd
 	// before it reads blurred dice, answering guesses.
 	MinSharpness float64 `json:"min_sharpness,omitempty"`
+	// MinConfidence is the model's own threshold (Model.MinConfidence);
+	// absent: none. A towerd before it answers at its configured
+	// threshold the faces this model's held-back crops say it misreads.
+	MinConfidence float64 `json:"min_confidence,omitempty"`
 }
 
 // fileVersion is the model file version an Arch needs.
@@ -81,7 +85,7 @@ func (m *Model) Save(path string) error {
 	f := fileModel{
 		Format: fileFormat, Version: m.arch.fileVersion(), Arch: m.arch, View: m.view,
 		Temperature: m.temp, Classes: m.classes, Stats: m.stats, Params: params, Scene: m.scene, BoxFix: m.boxFix, Sizes: m.sizes,
-		MinSharpness: m.minSharp,
+		MinSharpness: m.minSharp, MinConfidence: m.minConf,
 	}
 	if !m.lens.straight() {
 		l := m.lens
@@ -188,6 +192,9 @@ func decode(data []byte) (*Model, error) {
 	if !(f.MinSharpness >= 0 && f.MinSharpness < 100) {
 		return nil, fmt.Errorf("min_sharpness %g out of range", f.MinSharpness)
 	}
+	if !(f.MinConfidence >= 0 && f.MinConfidence < 1) {
+		return nil, fmt.Errorf("min_confidence %g out of range 0 to below 1", f.MinConfidence)
+	}
 	if len(f.Params) != 4*nt.nParams {
 		return nil, fmt.Errorf("params: %d bytes, architecture needs %d", len(f.Params), 4*nt.nParams)
 	}
@@ -202,6 +209,6 @@ func decode(data []byte) (*Model, error) {
 	return &Model{
 		arch: f.Arch, net: nt, params: p, classes: slices.Clip(f.Classes),
 		view: f.View, lens: lens, temp: f.Temperature, stats: f.Stats, scene: f.Scene, boxFix: f.BoxFix, sizes: f.Sizes,
-		minSharp: f.MinSharpness,
+		minSharp: f.MinSharpness, minConf: f.MinConfidence,
 	}, nil
 }

@@ -62,6 +62,7 @@ type Model struct {
 	// a camera out of focus) shows the net what it never learnt, and its
 	// confident answers are guesses.
 	minSharp float64
+	minConf  float64 // see MinConfidence
 	works    sync.Pool
 }
 
@@ -153,6 +154,12 @@ func (m *Model) MinSharpness() float64 { return m.minSharp }
 // die's confidence is taken as SoftFactor times likelier wrong: the
 // training dice's 1st percentile. 0 when none is known.
 func (m *Model) SoftSharpness() float64 { return m.minSharp / sharpSlack }
+
+// MinConfidence is the least confidence at which the model's own held-back
+// crops, read as a reader reads (Classify), were never answered wrongly:
+// just above the surest wrong answer (see heldThreshold); 0 when none was
+// wrong. A reader should take the larger of it and its own threshold.
+func (m *Model) MinConfidence() float64 { return m.minConf }
 
 // SetSizes stores die sizes encoded by package vision, written with the
 // model.
@@ -249,9 +256,14 @@ func (m *Model) classify(crop image.Image, allowed []string, views int) (die str
 // classifyLooks is classify also returning the answer's mean probability
 // over the looks, and the background's.
 func (m *Model) classifyLooks(crop image.Image, allowed []string, views int) (die string, face int, least, mean, bg float64) {
+	return m.classifyCanon(toCanon(crop, m.canonSide()), allowed, views)
+}
+
+// classifyCanon is classifyLooks on a crop already shrunk (toCanon at
+// canonSide), as Train holds its crops.
+func (m *Model) classifyCanon(c *canon, allowed []string, views int) (die string, face int, least, mean, bg float64) {
 	w := m.getWork()
 	defer m.works.Put(w)
-	c := toCanon(crop, m.canonSide())
 	v0 := centreView(c, m.arch.Size, m.view)
 	n := len(m.classes)
 	if cap(w.sum) < 2*n {

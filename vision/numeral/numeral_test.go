@@ -191,6 +191,8 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	m.SetBoxFix([]float64{-0.05, 0, 0.12, 0.04}) // vision's too
 	sizes := json.RawMessage(`{"width":640,"height":480,"kinds":{"d20":{"w":[44,78],"h":[43,77]}}}`)
 	m.SetSizes(sizes)
+	defer func(v float64) { m.minConf = v }(m.minConf)
+	m.minConf = 0.97 // the toy model holds nothing back
 	path := filepath.Join(t.TempDir(), "dice.model")
 	if err := m.Save(path); err != nil {
 		t.Fatal(err)
@@ -210,6 +212,9 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if m2.minSharp != m.minSharp || m.minSharp <= 0 {
 		t.Errorf("least sharpness %g after loading, want %g (above 0)", m2.minSharp, m.minSharp)
+	}
+	if m2.MinConfidence() != m.MinConfidence() {
+		t.Errorf("own threshold %g after loading, want %g", m2.MinConfidence(), m.MinConfidence())
 	}
 	if !bytes.Equal(m2.Sizes(), sizes) {
 		t.Errorf("sizes %s after loading, want %s", m2.Sizes(), sizes)
@@ -252,6 +257,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		{"lens squash", gz(`{"format":"towerd-numeral","version":3,"lens":{"dx":0,"dy":-0.3,"squash":7}}`), "squash 7"},
 		{"arch", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.8,"temperature":1}`), "params"},
 		{"min_sharpness", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.8,"temperature":1,"min_sharpness":-1}`), "min_sharpness -1"},
+		{"min_confidence", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":1}],"view":0.8,"temperature":1,"min_confidence":1.5}`), "min_confidence 1.5"},
 		{"face", gz(`{"format":"towerd-numeral","version":1,"arch":{"size":40,"channels":3,"convs":[{"out":8}],"hidden":8,"classes":2},"classes":[{"die":""},{"die":"d6","face":7}],"view":0.8,"temperature":1}`), "face 7"},
 	} {
 		p := filepath.Join(dir, tc.name)
@@ -598,5 +604,68 @@ func TestLensLooks(t *testing.T) {
 		if want := sum[0] / float64(len(views)); !near(bg, want) {
 			t.Errorf("lens %+v: background %g, want its mean %g over %d looks", lens, bg, want, len(views))
 		}
+	}
+}
+
+// TestHeldThreshold pins the rule for a model's own threshold: just above
+// its surest wrong answer on the held-back crops, a wrong answer at
+// LabelDoubt or more being taken as a wrong label.
+func TestHeldThreshold(t *testing.T) {
+	classes := []class{{}, {"d20", 1}, {"d20", 7}, {"d20", 16}, {"d20", 20}}
+	type read struct {
+		label int // index in classes; 0: a background crop
+		got   int
+		conf  float64
+	}
+	for _, tc := range []struct {
+		name  string
+		reads []read
+		want  HeldStats
+		min   float64
+	}{
+		{"none wrong", []read{{1, 1, 0.99}, {2, 2, 0.95}, {3, 3, 0.4}}, HeldStats{Read: 3, Answered: 2}, 0},
+		// Session 24's combined stand-in: a "1" read as 7 at 0.966.
+		{"a 1 read as 7", []read{{1, 2, 0.966}, {2, 2, 0.999}, {4, 4, 0.92}}, HeldStats{Read: 3, Answered: 3, Wrong: 1, SurestWrong: 0.966}, 0.97},
+		{"the surest wrong counts", []read{{1, 2, 0.5}, {3, 4, 0.93}, {4, 3, 0.91}}, HeldStats{Read: 3, Answered: 2, Wrong: 2, SurestWrong: 0.93}, 0.94},
+		{"on a hundredth", []read{{4, 3, 0.97}}, HeldStats{Read: 1, Answered: 1, Wrong: 1, SurestWrong: 0.97}, 0.98},
+		{"unanswered wrong", []read{{4, 3, 0.62}, {1, 1, 0.95}}, HeldStats{Read: 2, Answered: 1, SurestWrong: 0.62}, 0.63},
+		{"a wrong label", []read{{3, 4, 0.995}, {1, 1, 0.95}}, HeldStats{Read: 2, Answered: 2, Wrong: 1}, 0},
+		{"highest below the doubt", []read{{3, 4, 0.9999}, {1, 2, 0.989}}, HeldStats{Read: 2, Answered: 2, Wrong: 2, SurestWrong: 0.989}, 0.99},
+		{"background skipped", []read{{0, 2, 0.97}, {1, 1, 0.97}}, HeldStats{Read: 1, Answered: 1}, 0},
+		{"nothing held back", nil, HeldStats{}, 0},
+	} {
+		var val []item
+		got := map[*canon]read{}
+		for _, r := range tc.reads {
+			c := &canon{}
+			val = append(val, item{c: c, class: r.label})
+			got[c] = r
+		}
+		h, min := heldThreshold(val, classes, func(c *canon) (class, float64) {
+			r := got[c]
+			return classes[r.got], r.conf
+		})
+		if h != tc.want || min != tc.min {
+			t.Errorf("%s: %+v, threshold %g; want %+v, %g", tc.name, h, min, tc.want, tc.min)
+		}
+	}
+}
+
+// TestTrainHoldsBackAThreshold: training with crops held back reads them
+// as a reader does and keeps the threshold they give.
+func TestTrainHoldsBackAThreshold(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	m, err := Train(toySamples(r), TrainOptions{Arch: toyArch, Epochs: 4, Seed: 3, Batch: 16, View: 0.85, Validation: 0.34})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Stats().Held
+	want := 0.0
+	if h.SurestWrong > 0 {
+		want = (math.Floor(h.SurestWrong*100) + 1) / 100
+	}
+	// One crop of each of the 7 faces is held back (3 each, a third).
+	if h.Read != 7 || h.Answered > h.Read || h.Wrong > h.Answered || m.MinConfidence() != want || m.Stats().Validation != 7 {
+		t.Errorf("held back %+v (validation %d), threshold %g; want 7 read and threshold %g", h, m.Stats().Validation, m.MinConfidence(), want)
 	}
 }
