@@ -235,7 +235,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				if conf >= 0.5 || d.Kind == "" {
 					d.Kind = kind
 				}
-				if d.Cocked && kind != "d6" && conf >= r.opts.MinConfidence {
+				if d.Cocked && kind != "d6" && conf >= r.faceConf {
 					// A leaning "pip face" on a die the model is sure is
 					// of another kind is the loops of its numerals (a
 					// d100's "90", a d10's "8": 102 of 1,793 flat
@@ -244,7 +244,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 					// (leansNumbered, below).
 					d.Cocked = false
 				}
-				if conf >= r.opts.MinConfidence && !d.Cocked {
+				if conf >= r.faceConf && !d.Cocked {
 					d.Face = intp(f)
 				}
 				// Sizes hold for photos of the model's view's size (fits
@@ -292,7 +292,7 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 			// white pips on red was read "d6 2" at 0.94). Its region may
 			// be only the die's top: the model is shown the die once more,
 			// grown (see classify), and the two agreeing is an answer.
-			if k, f, conf := r.readBox(img, grow(b.box)); k == "d6" && f == n && conf >= r.opts.MinConfidence && !d.Cocked {
+			if k, f, conf := r.readBox(img, grow(b.box)); k == "d6" && f == n && conf >= r.faceConf && !d.Cocked {
 				d.Kind, d.Face, d.Confidence = "d6", intp(n), conf
 			} else {
 				d.unread()
@@ -443,7 +443,7 @@ func centre(r image.Rectangle) image.Point {
 // numeral.Model.ClassifyLooks; 0 for a model that cannot say).
 func (r *Reader) classify(img image.Image, box image.Rectangle) (kind string, f int, conf, bg float64) {
 	kind, f, conf, mean, bg := r.readLooks(img, box)
-	if conf >= r.opts.MinConfidence {
+	if conf >= r.faceConf {
 		return kind, f, conf, bg
 	}
 	if mean == 0 {
@@ -458,11 +458,11 @@ func (r *Reader) classify(img image.Image, box image.Rectangle) (kind string, f 
 	k2, f2, c2, m2, _ := r.readLooks(img, grow(box))
 	same := k2 == kind && f2 == f
 	switch {
-	case c2 >= r.opts.MinConfidence && (same || conf < overrule):
+	case c2 >= r.faceConf && (same || conf < overrule):
 		return k2, f2, c2, bg
-	case same && kind != "" && (mean+m2)/2 >= r.opts.MinConfidence:
+	case same && kind != "" && (mean+m2)/2 >= r.faceConf:
 		return kind, f, (mean + m2) / 2, bg
-	case c2 > conf && c2 < r.opts.MinConfidence:
+	case c2 > conf && c2 < r.faceConf:
 		return k2, f2, c2, bg // unread either way; the surer reading is reported
 	}
 	return kind, f, conf, bg
@@ -520,7 +520,9 @@ func (r *Reader) modelReadsD6() bool {
 // an 8's loops, a 6's dot — but a model never shown a pip d6 can also be
 // sure a d6 is a d8, and either way the tower re-tumbles rather than
 // publish a guess); when it is sure of a different d6 face, the face is
-// null. A model that agrees, or is unsure, leaves the pip reading.
+// null. A model that agrees, or is unsure, leaves the pip reading. Its
+// doubt counts from the configured threshold, its own face from its own
+// (Reader.MinConfidence).
 func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 	kind, f, conf, _ := r.classify(img, b.box)
 	if kind == "" || conf < r.opts.MinConfidence {
@@ -532,7 +534,7 @@ func (r *Reader) checkPips(img image.Image, d *Die, b *blob) {
 	case d.Face != nil && *d.Face != f:
 		d.Face = nil
 		d.Confidence = math.Min(d.Confidence, 1-conf)
-	case d.Face == nil && !d.Cocked:
+	case d.Face == nil && !d.Cocked && conf >= r.faceConf:
 		d.Face, d.Confidence = intp(f), conf
 	}
 }

@@ -84,6 +84,85 @@ func TestMergeBlobsSpeckOnNumberedDie(t *testing.T) {
 	}
 }
 
+// ownThreshold is a fixedClassifier that carries its own least confidence
+// for a face, as a model whose held-back crops were read wrongly does.
+type ownThreshold struct {
+	fixedClassifier
+	min float64
+}
+
+func (o ownThreshold) MinConfidence() float64 { return o.min }
+
+var _ minConfModel = ownThreshold{}
+
+// TestModelsOwnThreshold: a face the model reads needs the larger of the
+// configured confidence and the model's own; the model's doubt of a pip
+// reading still counts from the configured one.
+func TestModelsOwnThreshold(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 200, 200))
+	b := blob{box: image.Rect(50, 50, 134, 134), solid: 0.95, aspect: 1.05, corners: 6}
+	face := func(ds []Die) int {
+		if len(ds) != 1 {
+			t.Fatalf("%d dice, want 1", len(ds))
+		}
+		if ds[0].Face == nil {
+			return -1
+		}
+		return *ds[0].Face
+	}
+	for _, tc := range []struct {
+		name       string
+		conf, own  float64
+		configured float64
+		wantMin    float64
+		want       int // -1: null
+	}{
+		{"below the model's own", 0.95, 0.97, 0, 0.97, -1},
+		{"at the model's own", 0.97, 0.97, 0, 0.97, 7},
+		{"configured higher", 0.98, 0.97, 0.99, 0.99, -1},
+		{"configured lower, model's stands", 0.95, 0.97, 0.8, 0.97, -1},
+		{"no own threshold", 0.95, 0, 0, 0.9, 7},
+	} {
+		r, err := NewReader(Options{Model: ownThreshold{fixedClassifier{"d20", 7, tc.conf}, tc.own}, MinConfidence: tc.configured})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.MinConfidence() != tc.wantMin {
+			t.Errorf("%s: MinConfidence %g, want %g", tc.name, r.MinConfidence(), tc.wantMin)
+		}
+		if got := face(r.mergeBlobs(img, nil, []blob{b}, nil)); got != tc.want {
+			t.Errorf("%s: face %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// A pip die: the model reading another d6 face at 0.95 still makes
+	// it null (doubt from the configured 0.9); reading a face the pip
+	// counter left null gives it only from the model's own 0.97.
+	pb := blob{box: image.Rect(50, 50, 110, 110), solid: 0.95, aspect: 1.05, corners: 6}
+	pipDie := func(f *int) []Die {
+		return []Die{{Kind: "d6", Face: f, Confidence: 0.97, Box: image.Rect(60, 60, 100, 100)}}
+	}
+	for _, tc := range []struct {
+		name  string
+		conf  float64
+		pips  *int
+		model int
+		want  int
+	}{
+		{"doubt below own", 0.95, intp(3), 5, -1},
+		{"agrees below own", 0.95, intp(3), 3, 3},
+		{"fills below own", 0.95, nil, 3, -1},
+		{"fills at own", 0.97, nil, 3, 3},
+	} {
+		r, err := NewReader(Options{Model: ownThreshold{fixedClassifier{"d6", tc.model, tc.conf}, 0.97}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := face(r.mergeBlobs(img, pipDie(tc.pips), []blob{pb}, nil)); got != tc.want {
+			t.Errorf("pip die, %s: face %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestCropDieCentres: the crop is the box grown by numeral.Margin on each side,
 // edge pixels repeated beyond the photo.
 func TestCropDieCentres(t *testing.T) {

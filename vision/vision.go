@@ -87,6 +87,18 @@ type Reader struct {
 	// pipGuard (inView's) still looks for pip faces where no d6 is
 	// looked for, to leave a pip die the model never saw unread.
 	pipGuard bool
+	// faceConf is the confidence a face the model reads needs: the larger
+	// of opts.MinConfidence and the model's own (minConfModel). The pip
+	// counter's faces and the model's "no die here" keep
+	// opts.MinConfidence: the model's threshold says where its faces err.
+	faceConf float64
+}
+
+// minConfModel is a classifier that carries its own least confidence for
+// a face (*numeral.Model does: where its held-back crops were never read
+// wrongly).
+type minConfModel interface {
+	MinConfidence() float64
 }
 
 // sceneModel is a classifier that carries what its enrolment learnt of the
@@ -163,7 +175,10 @@ func newReader(opts Options, l learnt) (*Reader, error) {
 	if opts.MinConfidence == 0 {
 		opts.MinConfidence = DefaultMinConfidence
 	}
-	r := &Reader{opts: opts, learnt: l}
+	r := &Reader{opts: opts, learnt: l, faceConf: opts.MinConfidence}
+	if m, ok := opts.Model.(minConfModel); ok {
+		r.faceConf = max(r.faceConf, m.MinConfidence())
+	}
 	if len(opts.AllowedKinds) > 0 {
 		r.allowed = map[string]bool{}
 		for _, k := range opts.AllowedKinds {
@@ -192,6 +207,11 @@ func newReader(opts Options, l learnt) (*Reader, error) {
 	}
 	return r, nil
 }
+
+// MinConfidence is the confidence a face the model reads needs: the
+// configured one (Options.MinConfidence), or the model's own when that is
+// higher. A pip face needs the configured one.
+func (r *Reader) MinConfidence() float64 { return r.faceConf }
 
 // ForKinds returns a reader like r that looks only for the given kinds
 // (a roll's dice plan), whatever r allows.
