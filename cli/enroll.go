@@ -195,6 +195,16 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 			poor = append(poor, fmt.Sprintf("%s %.3f", k.Die, acc))
 		}
 	}
+	if h := st.Held; h.Read > 0 {
+		fmt.Fprintf(env.Stdout, "held back, read as a photo's dice are read: %d of %d answered at %.2f or more, %d of them wrong",
+			h.Answered, h.Read, vision.DefaultMinConfidence, h.Wrong)
+		if t := m.MinConfidence(); t > 0 {
+			fmt.Fprintf(env.Stdout, "; the surest wrong answer below %.2f was at %.3f, so the model's faces need %.2f or more (a higher configured threshold stands)\n",
+				numeral.LabelDoubt, h.SurestWrong, t)
+		} else {
+			fmt.Fprintf(env.Stdout, "; none below %.2f wrong\n", numeral.LabelDoubt)
+		}
+	}
 	// A model that reads some kind poorly still answers only what it is
 	// sure of (the rest is null, a re-tumble), and photos of a hard set
 	// (small dice, noisy labels) may never read better: it is written, with

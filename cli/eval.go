@@ -27,6 +27,9 @@ type evalJSON struct {
 	Precision  float64 `json:"precision"`
 	Recall     float64 `json:"recall"`
 	MsPerPhoto float64 `json:"ms_per_photo"`
+	// MinConfidence is what a face the model reads needed (the model's
+	// own when above --min-confidence).
+	MinConfidence float64 `json:"min_confidence"`
 	*dataset.Score
 }
 
@@ -83,13 +86,25 @@ func runEval(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if *asJSON {
-		b, err := json.Marshal(evalJSON{Dataset: fs.Arg(0), Precision: score.Precision(), Recall: score.Recall(), MsPerPhoto: score.MsPerPhoto(), Score: score})
+		b, err := json.Marshal(evalJSON{Dataset: fs.Arg(0), Precision: score.Precision(), Recall: score.Recall(), MsPerPhoto: score.MsPerPhoto(),
+			MinConfidence: r.MinConfidence(), Score: score})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(env.Stdout, string(b))
-	} else if err := score.WriteText(env.Stdout); err != nil {
-		return err
+	} else {
+		if err := score.WriteText(env.Stdout); err != nil {
+			return err
+		}
+		asked := rf.minConf
+		if asked == 0 {
+			asked = vision.DefaultMinConfidence
+		}
+		fmt.Fprintf(env.Stdout, "\nfaces answered at confidence %.2f or more", r.MinConfidence())
+		if r.MinConfidence() > asked {
+			fmt.Fprintf(env.Stdout, ": the model's own threshold, above the %.2f asked (its held-back photos were read wrongly below it)", asked)
+		}
+		fmt.Fprintln(env.Stdout)
 	}
 	// A photo that cannot be decoded (a camera's corrupt frame) is scored
 	// as read by nobody: its dice count against recall, not as a failure

@@ -36,6 +36,10 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
+	if model != nil && model.MinConfidence() > cfg.Vision.MinConfidence {
+		log.Info("vision: the model's own threshold is above vision.min_confidence and is used for its faces: its held-back photos were read wrongly below it",
+			"model_min_confidence", model.MinConfidence(), "min_confidence", cfg.Vision.MinConfidence)
+	}
 	if useSim || cc.Source == config.SourceSim {
 		src := sim.NewSource()
 		if seed >= 0 {

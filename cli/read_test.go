@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -229,6 +231,89 @@ func TestEnrollLearnsTheTray(t *testing.T) {
 	}
 	if code, out, errs := runTowerd(t, "", "eval", "--json", "--model", model, dir); code != 0 || !strings.Contains(out, `"precision"`) {
 		t.Fatalf("eval with the model and its tray: exit %d: %s %s", code, out, errs)
+	}
+}
+
+// TestModelsOwnThreshold: enroll reads the held-back crops as a photo's
+// dice are read and reports the model's own threshold; eval says which
+// threshold its faces needed, the model's where it is above the one asked.
+func TestModelsOwnThreshold(t *testing.T) {
+	dir := t.TempDir()
+	// About 15 crops of each d4 face: one of each is held back.
+	o := render.DatasetOptions{Photos: 30, Seed: 5, Kinds: []rules.Die{rules.D4}, MinDice: 1, MaxDice: 3, Width: 320, Height: 240}
+	if err := render.WriteDataset(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "m")
+	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--lens=false", "--out", model, dir)
+	if code != 0 {
+		t.Fatalf("enroll: exit %d: %s %s", code, out, errs)
+	}
+	m, err := numeral.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Stats().Held
+	want := fmt.Sprintf("held back, read as a photo's dice are read: %d of %d answered at 0.90 or more, %d of them wrong", h.Answered, h.Read, h.Wrong)
+	if mc := m.MinConfidence(); mc > 0 {
+		want += fmt.Sprintf("; the surest wrong answer below 0.99 was at %.3f, so the model's faces need %.2f or more", h.SurestWrong, mc)
+	} else {
+		want += "; none below 0.99 wrong"
+	}
+	if h.Read < 4 || !strings.Contains(out, want) {
+		t.Errorf("enroll output lacks %q:\n%s", want, out)
+	}
+
+	// The same model with its own threshold at 0.97 (as a weak one has).
+	own := filepath.Join(t.TempDir(), "own")
+	setModelField(t, model, own, "min_confidence", 0.97)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "faces answered at confidence 0.97 or more: the model's own threshold, above the 0.90 asked"},
+		{[]string{"--min-confidence", "0.95"}, "faces answered at confidence 0.97 or more: the model's own threshold, above the 0.95 asked"},
+		{[]string{"--min-confidence", "0.99"}, "faces answered at confidence 0.99 or more\n"},
+		{[]string{"--json"}, `"min_confidence":0.97`},
+	} {
+		args := append(append([]string{"eval", "--model", own}, tc.args...), dir)
+		if code, out, errs := runTowerd(t, "", args...); code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("eval %v: exit %d, output lacks %q:\n%s %s", tc.args, code, tc.want, out, errs)
+		}
+	}
+}
+
+// setModelField writes to dst the model file src with one top-level field
+// set, as a later enrolment might have written it.
+func setModelField(t *testing.T, src, dst, field string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.NewDecoder(zr).Decode(&f); err != nil {
+		t.Fatal(err)
+	}
+	f[field] = v
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
