@@ -198,10 +198,14 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 	if h := st.Held; h.Read > 0 {
 		fmt.Fprintf(env.Stdout, "held back, read as a photo's dice are read: %d of %d answered at %.2f or more, %d of them wrong",
 			h.Answered, h.Read, vision.DefaultMinConfidence, h.Wrong)
-		if t := m.MinConfidence(); t > 0 {
+		switch t := m.MinConfidence(); {
+		case t > vision.DefaultMinConfidence:
 			fmt.Fprintf(env.Stdout, "; the surest wrong answer below %.2f was at %.3f, so the model's faces need %.2f or more (a higher configured threshold stands)\n",
 				numeral.LabelDoubt, h.SurestWrong, t)
-		} else {
+		case t > 0:
+			fmt.Fprintf(env.Stdout, "; the surest wrong answer was at %.3f: a threshold set below %.2f is raised to it for the model's faces\n",
+				h.SurestWrong, t)
+		default:
 			fmt.Fprintf(env.Stdout, "; none below %.2f wrong\n", numeral.LabelDoubt)
 		}
 	}

@@ -255,9 +255,12 @@ func TestModelsOwnThreshold(t *testing.T) {
 	}
 	h := m.Stats().Held
 	want := fmt.Sprintf("held back, read as a photo's dice are read: %d of %d answered at 0.90 or more, %d of them wrong", h.Answered, h.Read, h.Wrong)
-	if mc := m.MinConfidence(); mc > 0 {
+	switch mc := m.MinConfidence(); {
+	case mc > 0.9:
 		want += fmt.Sprintf("; the surest wrong answer below 0.99 was at %.3f, so the model's faces need %.2f or more", h.SurestWrong, mc)
-	} else {
+	case mc > 0:
+		want += fmt.Sprintf("; the surest wrong answer was at %.3f: a threshold set below %.2f is raised to it", h.SurestWrong, mc)
+	default:
 		want += "; none below 0.99 wrong"
 	}
 	if h.Read < 4 || !strings.Contains(out, want) {
