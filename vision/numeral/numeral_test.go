@@ -621,7 +621,7 @@ func TestHeldThreshold(t *testing.T) {
 		name  string
 		reads []read
 		want  HeldStats
-		min   float64
+		own   float64 // the model's own threshold
 	}{
 		{"none wrong", []read{{1, 1, 0.99}, {2, 2, 0.95}, {3, 3, 0.4}}, HeldStats{Read: 3, Answered: 2}, 0},
 		// Session 24's combined stand-in: a "1" read as 7 at 0.966.
@@ -641,12 +641,12 @@ func TestHeldThreshold(t *testing.T) {
 			val = append(val, item{c: c, class: r.label})
 			got[c] = r
 		}
-		h, min := heldThreshold(val, classes, func(c *canon) (class, float64) {
+		h, own := heldThreshold(val, classes, func(c *canon) (class, float64) {
 			r := got[c]
 			return classes[r.got], r.conf
 		})
-		if h != tc.want || min != tc.min {
-			t.Errorf("%s: %+v, threshold %g; want %+v, %g", tc.name, h, min, tc.want, tc.min)
+		if h != tc.want || own != tc.own {
+			t.Errorf("%s: %+v, threshold %g; want %+v, %g", tc.name, h, own, tc.want, tc.own)
 		}
 	}
 }
