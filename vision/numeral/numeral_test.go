@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -611,7 +613,7 @@ func TestLensLooks(t *testing.T) {
 // its surest wrong answer on the held-back crops, a wrong answer at
 // LabelDoubt or more being taken as a wrong label.
 func TestHeldThreshold(t *testing.T) {
-	classes := []class{{}, {"d20", 1}, {"d20", 7}, {"d20", 16}, {"d20", 20}}
+	classes := []class{{}, {"d20", 1}, {"d20", 7}, {"d20", 16}, {"d20", 20}, {"d6", 3}}
 	type read struct {
 		label int // index in classes; 0: a background crop
 		got   int
@@ -625,27 +627,35 @@ func TestHeldThreshold(t *testing.T) {
 	}{
 		{"none wrong", []read{{1, 1, 0.99}, {2, 2, 0.95}, {3, 3, 0.4}}, HeldStats{Read: 3, Answered: 2}, 0},
 		// Session 24's combined stand-in: a "1" read as 7 at 0.966.
-		{"a 1 read as 7", []read{{1, 2, 0.966}, {2, 2, 0.999}, {4, 4, 0.92}}, HeldStats{Read: 3, Answered: 3, Wrong: 1, SurestWrong: 0.966}, 0.97},
-		{"the surest wrong counts", []read{{1, 2, 0.5}, {3, 4, 0.93}, {4, 3, 0.91}}, HeldStats{Read: 3, Answered: 2, Wrong: 2, SurestWrong: 0.93}, 0.94},
-		{"on a hundredth", []read{{4, 3, 0.97}}, HeldStats{Read: 1, Answered: 1, Wrong: 1, SurestWrong: 0.97}, 0.98},
+		{"a 1 read as 7", []read{{1, 2, 0.966}, {2, 2, 0.999}, {4, 4, 0.92}}, HeldStats{Read: 3, Answered: 3, Wrong: 1, SurestWrong: 0.966,
+			WrongCrops: []HeldWrong{{"p0", "d20", 1, 7, "", 0.966}}}, 0.97},
+		{"the surest wrong counts", []read{{1, 2, 0.5}, {3, 4, 0.93}, {4, 3, 0.91}}, HeldStats{Read: 3, Answered: 2, Wrong: 2, SurestWrong: 0.93,
+			WrongCrops: []HeldWrong{{"p1", "d20", 16, 20, "", 0.93}, {"p2", "d20", 20, 16, "", 0.91}}}, 0.94},
+		{"on a hundredth", []read{{4, 3, 0.97}}, HeldStats{Read: 1, Answered: 1, Wrong: 1, SurestWrong: 0.97,
+			WrongCrops: []HeldWrong{{"p0", "d20", 20, 16, "", 0.97}}}, 0.98},
 		{"unanswered wrong", []read{{4, 3, 0.62}, {1, 1, 0.95}}, HeldStats{Read: 2, Answered: 1, SurestWrong: 0.62}, 0.63},
-		{"a wrong label", []read{{3, 4, 0.995}, {1, 1, 0.95}}, HeldStats{Read: 2, Answered: 2, Wrong: 1}, 0},
-		{"highest below the doubt", []read{{3, 4, 0.9999}, {1, 2, 0.989}}, HeldStats{Read: 2, Answered: 2, Wrong: 2, SurestWrong: 0.989}, 0.99},
+		// A wrong label is still listed, for the owner to look at.
+		{"a wrong label", []read{{3, 4, 0.995}, {1, 1, 0.95}}, HeldStats{Read: 2, Answered: 2, Wrong: 1,
+			WrongCrops: []HeldWrong{{"p0", "d20", 16, 20, "", 0.995}}}, 0},
+		{"highest below the doubt", []read{{3, 4, 0.9999}, {1, 2, 0.989}}, HeldStats{Read: 2, Answered: 2, Wrong: 2, SurestWrong: 0.989,
+			WrongCrops: []HeldWrong{{"p0", "d20", 16, 20, "", 0.9999}, {"p1", "d20", 1, 7, "", 0.989}}}, 0.99},
+		{"another kind", []read{{1, 5, 0.96}}, HeldStats{Read: 1, Answered: 1, Wrong: 1, SurestWrong: 0.96,
+			WrongCrops: []HeldWrong{{"p0", "d20", 1, 3, "d6", 0.96}}}, 0.97},
 		{"background skipped", []read{{0, 2, 0.97}, {1, 1, 0.97}}, HeldStats{Read: 1, Answered: 1}, 0},
 		{"nothing held back", nil, HeldStats{}, 0},
 	} {
 		var val []item
 		got := map[*canon]read{}
-		for _, r := range tc.reads {
+		for i, r := range tc.reads {
 			c := &canon{}
-			val = append(val, item{c: c, class: r.label})
+			val = append(val, item{c: c, class: r.label, name: fmt.Sprintf("p%d", i)})
 			got[c] = r
 		}
 		h, own := heldThreshold(val, classes, func(c *canon) (class, float64) {
 			r := got[c]
 			return classes[r.got], r.conf
 		})
-		if h != tc.want || own != tc.own {
+		if !reflect.DeepEqual(h, tc.want) || own != tc.own {
 			t.Errorf("%s: %+v, threshold %g; want %+v, %g", tc.name, h, own, tc.want, tc.own)
 		}
 	}

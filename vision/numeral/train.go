@@ -100,7 +100,24 @@ type HeldStats struct {
 	// SurestWrong is the highest confidence of a wrong answer below
 	// LabelDoubt (at any confidence); 0 for none.
 	SurestWrong float64 `json:"surest_wrong,omitempty"`
+	// WrongCrops are the crops answered wrongly (at most maxWrongListed):
+	// a wrong label, or a mistake of the model's, for the owner to look
+	// at.
+	WrongCrops []HeldWrong `json:"wrong_crops,omitempty"`
 }
+
+// HeldWrong is a held-back crop answered wrongly.
+type HeldWrong struct {
+	Name       string  `json:"name"` // Sample.Name
+	Die        string  `json:"die"`  // its label
+	Face       int     `json:"face"`
+	Read       int     `json:"read"`               // the face answered (of Die's kind, or ReadDie's)
+	ReadDie    string  `json:"read_die,omitempty"` // the kind answered, when not Die
+	Confidence float64 `json:"confidence"`
+}
+
+// maxWrongListed bounds HeldStats.WrongCrops.
+const maxWrongListed = 20
 
 // KindStats is the accuracy on one die kind: on the training crops as
 // given, on random augmented views of them, and on the held-back crops.
@@ -178,6 +195,7 @@ func (o *TrainOptions) defaults(n int) error {
 type item struct {
 	c     *canon
 	class int
+	name  string // the sample's, for messages
 }
 
 // shards is how many partial gradients a minibatch is split into; fixed so
@@ -256,7 +274,7 @@ func Train(samples []Sample, opts TrainOptions) (*Model, error) {
 		if s.Die != "" {
 			cl = index[class{s.Die, s.Face}]
 		}
-		items[i] = item{c: toCanon(s.Img, side), class: cl}
+		items[i] = item{c: toCanon(s.Img, side), class: cl, name: s.Name}
 	})
 	train, val := split(items, len(classes), opts.Validation, opts.Seed)
 
@@ -866,11 +884,19 @@ func heldThreshold(val []item, classes []class, read func(*canon) (class, float6
 		}
 		h.Read++
 		got, conf := read(it.c)
-		wrong := got != classes[it.class]
+		want := classes[it.class]
+		wrong := got != want
 		if conf >= DefaultMinConfidence {
 			h.Answered++
 			if wrong {
 				h.Wrong++
+				if len(h.WrongCrops) < maxWrongListed {
+					hw := HeldWrong{Name: it.name, Die: want.Die, Face: want.Face, Read: got.Face, Confidence: conf}
+					if got.Die != want.Die {
+						hw.ReadDie = got.Die
+					}
+					h.WrongCrops = append(h.WrongCrops, hw)
+				}
 			}
 		}
 		if wrong && conf < LabelDoubt {
