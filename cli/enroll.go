@@ -208,6 +208,9 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 		default:
 			fmt.Fprintf(env.Stdout, "; none below %.2f wrong\n", numeral.LabelDoubt)
 		}
+		if len(h.WrongCrops) > 0 {
+			fmt.Fprintln(env.Stdout, heldWrongLine(h))
+		}
 	}
 	// A model that reads some kind poorly still answers only what it is
 	// sure of (the rest is null, a re-tumble), and photos of a hard set
@@ -433,4 +436,22 @@ func kindAccuracy(k numeral.KindStats) float64 {
 		return k.ValAcc
 	}
 	return k.AugAcc
+}
+
+// heldWrongLine lists the held-back crops read wrongly, for the owner to
+// look at: one read wrongly and surely is likelier labelled wrongly, and
+// a wrong label is learnt too.
+func heldWrongLine(h numeral.HeldStats) string {
+	ws := make([]string, 0, len(h.WrongCrops)+1)
+	for _, w := range h.WrongCrops {
+		rd := w.ReadDie
+		if rd == "" {
+			rd = w.Die
+		}
+		ws = append(ws, fmt.Sprintf("%s labelled %s %d, read %s %d (%.2f)", w.Name, w.Die, w.Face, rd, w.Read, w.Confidence))
+	}
+	if more := h.Wrong - len(h.WrongCrops); more > 0 {
+		ws = append(ws, fmt.Sprintf("%d more", more))
+	}
+	return "held back and read wrongly (check these labels: a wrong one is learnt too): " + strings.Join(ws, "; ")
 }

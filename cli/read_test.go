@@ -266,6 +266,11 @@ func TestModelsOwnThreshold(t *testing.T) {
 	if h.Read < 4 || !strings.Contains(out, want) {
 		t.Errorf("enroll output lacks %q:\n%s", want, out)
 	}
+	for _, w := range h.WrongCrops {
+		if line := fmt.Sprintf("%s labelled d4 %d, read d4 %d", w.Name, w.Face, w.Read); !strings.Contains(out, line) {
+			t.Errorf("enroll output does not list the held-back crop read wrongly %q:\n%s", line, out)
+		}
+	}
 
 	// The same model with its own threshold at 0.97 (as a weak one has).
 	own := filepath.Join(t.TempDir(), "own")
@@ -283,6 +288,20 @@ func TestModelsOwnThreshold(t *testing.T) {
 		if code, out, errs := runTowerd(t, "", args...); code != 0 || !strings.Contains(out, tc.want) {
 			t.Errorf("eval %v: exit %d, output lacks %q:\n%s %s", tc.args, code, tc.want, out, errs)
 		}
+	}
+}
+
+// TestHeldWrongLine: enroll names the held-back crops read wrongly, with
+// the kind read when it is another, and counts those past the list.
+func TestHeldWrongLine(t *testing.T) {
+	h := numeral.HeldStats{Wrong: 3, WrongCrops: []numeral.HeldWrong{
+		{Name: "images/roll-0548.jpg:550", Die: "d20", Face: 1, Read: 3, Confidence: 0.9993},
+		{Name: "images/roll-0012.jpg:14", Die: "d8", Face: 2, Read: 4, ReadDie: "d10", Confidence: 0.93},
+	}}
+	want := "held back and read wrongly (check these labels: a wrong one is learnt too): " +
+		"images/roll-0548.jpg:550 labelled d20 1, read d20 3 (1.00); images/roll-0012.jpg:14 labelled d8 2, read d10 4 (0.93); 1 more"
+	if got := heldWrongLine(h); got != want {
+		t.Errorf("heldWrongLine:\n got %q\nwant %q", got, want)
 	}
 }
 
