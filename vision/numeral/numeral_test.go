@@ -679,3 +679,52 @@ func TestTrainHoldsBackAThreshold(t *testing.T) {
 		t.Errorf("held back %+v (validation %d), threshold %g; want 7 read and threshold %g", h, m.Stats().Validation, m.MinConfidence(), want)
 	}
 }
+
+// TestLossQuantile: the cut is the q quantile of the epoch's losses; with
+// none there is no cut.
+func TestLossQuantile(t *testing.T) {
+	if got := lossQuantile([]float64{5, 1, 3, 2, 4}, 0.97); got != 5 {
+		t.Errorf("0.97 quantile of 1..5 = %g, want 5", got)
+	}
+	if got := lossQuantile([]float64{5, 1, 3, 2, 4}, 0.5); got != 3 {
+		t.Errorf("median of 1..5 = %g, want 3", got)
+	}
+	if got := lossQuantile(nil, 0.97); got != 0 {
+		t.Errorf("quantile of no losses = %g, want 0 (no cut)", got)
+	}
+}
+
+// TestLearnLeavesHighLossOut: a die view whose loss is above the cut
+// adds no gradient but counts its loss; background views always teach.
+func TestLearnLeavesHighLossOut(t *testing.T) {
+	a := toyArch
+	a.Classes = 8
+	nt, err := newNet(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := nt.initParams(rand.New(rand.NewPCG(1, 1)))
+	c := toCanon(pipCrop(3, 0.2, 70, green, nil), maxSide(a.Size, 0.85))
+	o := TrainOptions{Arch: a}
+	if err := o.defaults(1); err != nil {
+		t.Fatal(err)
+	}
+	tr := &trainer{net: nt, opts: &o, nClasses: 8, pt: make([]float32, nt.nParams)}
+	nt.transposeWeights(p, tr.pt)
+	grads := func(cut float64, class int) (nonzero bool, losses int) {
+		tr.lossCut = cut
+		s := &shardState{w: nt.newWork(), grad: make([]float32, nt.nParams), target: make([]float32, 8)}
+		// Seed 5's first draw is no synthetic background view.
+		tr.learn(p, s, item{c: c, class: class}, rand.New(rand.NewPCG(5, 6)))
+		return slices.ContainsFunc(s.grad, func(g float32) bool { return g != 0 }), len(s.losses)
+	}
+	if g, n := grads(0, 3); !g || n != 1 {
+		t.Errorf("no cut: gradient %v, %d losses; want a gradient and 1 loss", g, n)
+	}
+	if g, n := grads(1e-9, 3); g || n != 1 {
+		t.Errorf("a die view above the cut: gradient %v, %d losses; want none and 1 loss", g, n)
+	}
+	if g, n := grads(1e-9, 0); !g || n != 0 {
+		t.Errorf("a background view: gradient %v, %d losses; want a gradient and no loss kept", g, n)
+	}
+}

@@ -347,6 +347,9 @@ func parallel(n, workers int, f func(i int)) {
 }
 
 type trainer struct {
+	// lossCut is the loss above which a die view teaches nothing (see
+	// lossDrop); 0: every view teaches.
+	lossCut   float64
 	net       *net
 	opts      *TrainOptions
 	train     []item
@@ -360,6 +363,7 @@ type shardState struct {
 	w      *work
 	grad   []float32
 	loss   float64
+	losses []float64 // the losses of this batch's die views
 	right  int
 	count  int
 	target []float32
@@ -403,7 +407,10 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 		now = time.Now
 	}
 	begun := now()
+	t.lossCut = 0
+	var losses []float64 // the epoch's die views'
 	for epoch := 0; epoch < planned; epoch++ {
+		losses = losses[:0]
 		r.Shuffle(len(bg), func(i, j int) { bg[i], bg[j] = bg[j], bg[i] })
 		copy(order, dice)
 		copy(order[len(dice):], bg[:nBg])
@@ -421,12 +428,14 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 				s := st[k]
 				clear(s.grad)
 				s.loss, s.right, s.count = 0, 0, 0
+				s.losses = s.losses[:0]
 				for j := k; j < len(batch); j += shards {
 					rr := rand.New(rand.NewPCG(o.Seed^uint64(step)<<20, uint64(j)))
 					t.learn(p, s, t.train[batch[j]], rr)
 				}
 			})
 			for _, s := range st {
+				losses = append(losses, s.losses...)
 				eLoss += s.loss
 				eRight += s.right
 				eCount += s.count
@@ -443,6 +452,9 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 			step++
 		}
 		t.epochsRun = epoch + 1
+		if (epoch+1)*lossDropFrom >= planned {
+			t.lossCut = lossQuantile(losses, 1-lossDrop)
+		}
 		if !o.Deadline.IsZero() {
 			at := now()
 			planned = plan(epoch+1, o.Epochs, at.Sub(begun), o.Deadline.Sub(at))
@@ -454,6 +466,29 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 		}
 	}
 	return nil
+}
+
+// lossDrop is the share of die views, those of highest loss in the epoch
+// before, that teach nothing once training is lossDropFrom-th done: a
+// view the net reads as another face, time after time, is likelier of a
+// mislabelled row than one to learn. Learnt, a wrong row is read back
+// surely: with 3% of the 30° blue set's 1,000 enrolment rows changed to
+// another face, two test dice were read at 1.00 as two wrong rows had
+// named them (270 right, 3 wrong, 27 null); with the 3% of highest loss
+// left out, 284 right, 2 wrong, 14 null.
+const (
+	lossDrop     = 0.03
+	lossDropFrom = 20
+)
+
+// lossQuantile is the q quantile of losses (sorted in place); 0 (no
+// cut) for none.
+func lossQuantile(losses []float64, q float64) float64 {
+	if len(losses) == 0 {
+		return 0
+	}
+	slices.Sort(losses)
+	return losses[min(len(losses)-1, int(float64(len(losses))*q))]
 }
 
 // minPlanned is the fewest epochs a Deadline plans: a model trained less
@@ -502,7 +537,14 @@ func (t *trainer) learn(p []float32, s *shardState, it item, r *rand.Rand) {
 		s.right++
 	}
 	s.count++
-	s.loss -= math.Log(max(float64(s.w.probs[cl]), 1e-12))
+	loss := -math.Log(max(float64(s.w.probs[cl]), 1e-12))
+	s.loss += loss
+	if cl != 0 {
+		s.losses = append(s.losses, loss)
+		if t.lossCut > 0 && loss > t.lossCut {
+			return // likelier a wrong label than a view to learn (lossDrop)
+		}
+	}
 	// Gradient of the cross-entropy with smoothed targets: p - q.
 	eps := float32(labelSmoothing / float64(len(logits)))
 	for i := range s.target {
