@@ -100,9 +100,9 @@ type HeldStats struct {
 	// SurestWrong is the highest confidence of a wrong answer below
 	// LabelDoubt (at any confidence); 0 for none.
 	SurestWrong float64 `json:"surest_wrong,omitempty"`
-	// WrongCrops are the crops answered wrongly (at most maxWrongListed):
-	// a wrong label, or a mistake of the model's, for the owner to look
-	// at.
+	// WrongCrops are the crops answered wrongly at DefaultMinConfidence
+	// or more (at most maxWrongListed): a wrong label, or a mistake of the
+	// model's, for the owner to look at.
 	WrongCrops []HeldWrong `json:"wrong_crops,omitempty"`
 }
 
@@ -469,7 +469,7 @@ func (t *trainer) run(p []float32, r *rand.Rand, start time.Time) error {
 }
 
 // lossDrop is the share of die views, those of highest loss in the epoch
-// before, that teach nothing once training is lossDropFrom-th done: a
+// before, that teach nothing once 1/lossDropFrom of the epochs are done: a
 // view the net reads as another face, time after time, is likelier of a
 // mislabelled row than one to learn. Learnt, a wrong row is read back
 // surely: with 3% of the 30° blue set's 1,000 enrolment rows changed to
