@@ -65,15 +65,36 @@ func BenchmarkClassifyLens(b *testing.B) {
 	cputime.Report(b, t0)
 }
 
+// learner is a trainer of net n with the default options, its conv
+// weights transposed for parameters p (as a training step has them, once
+// for all its views), and one shard to learn in.
+func learner(tb testing.TB, n *net, p []float32) (*trainer, *shardState) {
+	o := TrainOptions{Arch: n.arch}
+	if err := o.defaults(1); err != nil {
+		tb.Fatal(err)
+	}
+	classes := n.arch.Classes
+	tr := &trainer{net: n, opts: &o, nClasses: classes, pt: make([]float32, n.nParams)}
+	n.transposeWeights(p, tr.pt)
+	return tr, &shardState{w: n.newWork(), grad: make([]float32, n.nParams), target: make([]float32, classes)}
+}
+
+// toyNet is the toy net with classes outputs and fresh parameters.
+func toyNet(tb testing.TB, classes int) (*net, []float32) {
+	a := toyArch
+	a.Classes = classes
+	nt, err := newNet(a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return nt, nt.initParams(rand.New(rand.NewPCG(1, 1)))
+}
+
 // BenchmarkTrainStep is the cost of one augmented view forward and back.
 func BenchmarkTrainStep(b *testing.B) {
 	m := benchModel(b)
 	c := toCanon(benchCrop(), maxSide(m.arch.Size, m.view))
-	o := TrainOptions{}
-	o.defaults(1)
-	tr := &trainer{net: m.net, opts: &o, nClasses: len(m.classes), pt: make([]float32, m.net.nParams)}
-	m.net.transposeWeights(m.params, tr.pt) // once a step, for all its views
-	s := &shardState{w: m.net.newWork(), grad: make([]float32, m.net.nParams), target: make([]float32, len(m.classes))}
+	tr, s := learner(b, m.net, m.params)
 	r := rand.New(rand.NewPCG(1, 2))
 	t0 := cputime.Now()
 	for b.Loop() {
@@ -83,15 +104,9 @@ func BenchmarkTrainStep(b *testing.B) {
 }
 
 func BenchmarkToyLearn(b *testing.B) {
-	a := toyArch
-	a.Classes = 8
-	nt, _ := newNet(a)
-	p := nt.initParams(rand.New(rand.NewPCG(1, 1)))
-	c := toCanon(benchCrop(), maxSide(a.Size, 0.85))
-	o := TrainOptions{Arch: a}
-	o.defaults(1)
-	tr := &trainer{net: nt, opts: &o, nClasses: 8}
-	s := &shardState{w: nt.newWork(), grad: make([]float32, nt.nParams), target: make([]float32, 8)}
+	nt, p := toyNet(b, 8)
+	c := toCanon(benchCrop(), maxSide(toyArch.Size, 0.85))
+	tr, s := learner(b, nt, p)
 	r := rand.New(rand.NewPCG(1, 2))
 	t0 := cputime.Now()
 	for b.Loop() {

@@ -697,23 +697,11 @@ func TestLossQuantile(t *testing.T) {
 // TestLearnLeavesHighLossOut: a die view whose loss is above the cut
 // adds no gradient but counts its loss; background views always teach.
 func TestLearnLeavesHighLossOut(t *testing.T) {
-	a := toyArch
-	a.Classes = 8
-	nt, err := newNet(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := nt.initParams(rand.New(rand.NewPCG(1, 1)))
-	c := toCanon(pipCrop(3, 0.2, 70, green, nil), maxSide(a.Size, 0.85))
-	o := TrainOptions{Arch: a}
-	if err := o.defaults(1); err != nil {
-		t.Fatal(err)
-	}
-	tr := &trainer{net: nt, opts: &o, nClasses: 8, pt: make([]float32, nt.nParams)}
-	nt.transposeWeights(p, tr.pt)
+	nt, p := toyNet(t, 8)
+	c := toCanon(pipCrop(3, 0.2, 70, green, nil), maxSide(toyArch.Size, 0.85))
 	grads := func(cut float64, class int) (nonzero bool, losses int) {
+		tr, s := learner(t, nt, p)
 		tr.lossCut = cut
-		s := &shardState{w: nt.newWork(), grad: make([]float32, nt.nParams), target: make([]float32, 8)}
 		// Seed 5's first draw is no synthetic background view.
 		tr.learn(p, s, item{c: c, class: class}, rand.New(rand.NewPCG(5, 6)))
 		return slices.ContainsFunc(s.grad, func(g float32) bool { return g != 0 }), len(s.losses)
