@@ -18,17 +18,21 @@ import (
 	"github.com/towerd/towerd/vision/numeral"
 )
 
-// writeRenderedSet writes n rendered photos of two pip d6 and their
-// labels.csv into a temporary dataset folder.
-func writeRenderedSet(t *testing.T, n int) string {
+// renderSet writes a rendered dataset of o into a temporary folder.
+func renderSet(t *testing.T, o render.DatasetOptions) string {
 	t.Helper()
 	dir := t.TempDir()
-	err := render.WriteDataset(dir, render.DatasetOptions{Photos: n, Seed: 1, Kinds: []rules.Die{rules.D6},
-		D6: render.D6Pips, MinDice: 2, MaxDice: 2, Width: 320, Height: 240})
-	if err != nil {
+	if err := render.WriteDataset(dir, o); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// writeRenderedSet writes n rendered photos of two pip d6 and their
+// labels.csv into a temporary dataset folder.
+func writeRenderedSet(t *testing.T, n int) string {
+	return renderSet(t, render.DatasetOptions{Photos: n, Seed: 1, Kinds: []rules.Die{rules.D6},
+		D6: render.D6Pips, MinDice: 2, MaxDice: 2, Width: 320, Height: 240})
 }
 
 // TestRenderCommand: towerd render writes a set that eval reads; bad
@@ -71,11 +75,7 @@ func addCorruptFrame(t *testing.T, dir, die string) {
 // is sure of), with --min-accuracy it is refused unless forced. A corrupt
 // frame among the photos is left out and counted, not fatal.
 func TestEnrollWeakModel(t *testing.T) {
-	dir := t.TempDir()
-	err := render.WriteDataset(dir, render.DatasetOptions{Photos: 3, Seed: 2, Kinds: []rules.Die{rules.D8, rules.D20}, Width: 320, Height: 240})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := renderSet(t, render.DatasetOptions{Photos: 3, Seed: 2, Kinds: []rules.Die{rules.D8, rules.D20}, Width: 320, Height: 240})
 	addCorruptFrame(t, dir, "d20,7")
 
 	model := filepath.Join(t.TempDir(), "m")
@@ -207,11 +207,7 @@ func TestEvalReportsPrecisionAndRecall(t *testing.T) {
 // TestEnrollLearnsTheTray: photos of one tray (as a tower's camera takes
 // them) teach enrolment the empty tray, which the model carries to eval.
 func TestEnrollLearnsTheTray(t *testing.T) {
-	dir := t.TempDir()
-	o := render.DatasetOptions{Photos: 24, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 3, Width: 320, Height: 240, OneTray: true}
-	if err := render.WriteDataset(dir, o); err != nil {
-		t.Fatal(err)
-	}
+	dir := renderSet(t, render.DatasetOptions{Photos: 24, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 3, Width: 320, Height: 240, OneTray: true})
 	model := filepath.Join(t.TempDir(), "m")
 	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--out", model, dir)
 	if code != 0 || !strings.Contains(out, "scene: the empty tray learnt from 24 photos of 320x240") {
@@ -238,12 +234,8 @@ func TestEnrollLearnsTheTray(t *testing.T) {
 // dice are read and reports the model's own threshold; eval says which
 // threshold its faces needed, the model's where it is above the one asked.
 func TestModelsOwnThreshold(t *testing.T) {
-	dir := t.TempDir()
 	// About 15 crops of each d4 face: one of each is held back.
-	o := render.DatasetOptions{Photos: 30, Seed: 5, Kinds: []rules.Die{rules.D4}, MinDice: 1, MaxDice: 3, Width: 320, Height: 240}
-	if err := render.WriteDataset(dir, o); err != nil {
-		t.Fatal(err)
-	}
+	dir := renderSet(t, render.DatasetOptions{Photos: 30, Seed: 5, Kinds: []rules.Die{rules.D4}, MinDice: 1, MaxDice: 3, Width: 320, Height: 240})
 	model := filepath.Join(t.TempDir(), "m")
 	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "1", "--force", "--lens=false", "--out", model, dir)
 	if code != 0 {
@@ -343,11 +335,7 @@ func setModelField(t *testing.T, src, dst, field string, v any) {
 // starts still trains the fewest epochs a limit plans (20 of 25 here), and
 // enroll says the limit cut training short.
 func TestEnrollKeepsToMaxTime(t *testing.T) {
-	dir := t.TempDir()
-	o := render.DatasetOptions{Photos: 6, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 2, Width: 320, Height: 240}
-	if err := render.WriteDataset(dir, o); err != nil {
-		t.Fatal(err)
-	}
+	dir := renderSet(t, render.DatasetOptions{Photos: 6, Seed: 4, Kinds: []rules.Die{rules.D8}, MinDice: 1, MaxDice: 2, Width: 320, Height: 240})
 	model := filepath.Join(t.TempDir(), "m")
 	code, out, errs := runTowerd(t, "", "enroll", "--epochs", "25", "--max-time", "1ns", "--force", "--out", model, dir)
 	if code != 0 || !strings.Contains(out, "time: --max-time 1ns left time for 20 of 25 epochs") {
@@ -366,11 +354,7 @@ func TestEnrollKeepsToMaxTime(t *testing.T) {
 // roller's log) are enrolled from the dice located in the learnt tray,
 // not from whole photos; their boxes tell the dice's sizes in the view.
 func TestEnrollLocatesUnboxedDice(t *testing.T) {
-	dir := t.TempDir()
-	o := render.DatasetOptions{Photos: 32, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 1, Width: 320, Height: 240, OneTray: true}
-	if err := render.WriteDataset(dir, o); err != nil {
-		t.Fatal(err)
-	}
+	dir := renderSet(t, render.DatasetOptions{Photos: 32, Seed: 5, Kinds: []rules.Die{rules.D20}, MinDice: 1, MaxDice: 1, Width: 320, Height: 240, OneTray: true})
 	csv, err := os.ReadFile(filepath.Join(dir, "labels.csv"))
 	if err != nil {
 		t.Fatal(err)
