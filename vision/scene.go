@@ -61,6 +61,11 @@ func (s *Scene) Chroma() int {
 // SceneReport says what LearnScene found, for enrolment's output.
 type SceneReport struct {
 	Photos int // photos the tray was learnt from
+	// Rare is how many points of the tray (at the coarse scale) fewer
+	// than trayRare of those photos showed, where the dice come to rest;
+	// RareLearnt how many of them the set's other photos (RareLooked)
+	// showed often enough to learn them from (see seeRare).
+	Rare, RareLearnt, RareLooked int
 	// Dice is the labelled dice in those photos; FoundScene and
 	// FoundAlone how many the detector finds with the learnt tray and
 	// from each photo alone, InventedScene and InventedAlone the
@@ -242,6 +247,13 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		}
 		first.Close()
 		s.median(data, covered)
+	}
+	looked := make([]string, len(ps))
+	for i, p := range ps {
+		looked[i] = p.file
+	}
+	if err := s.seeRare(set, decode, looked, size, data, covered, &rep); err != nil {
+		return nil, rep, err
 	}
 	s.seeUnder(data)
 	bg, err := s.mat()
@@ -725,6 +737,205 @@ func cover(covered []bool, b image.Rectangle, scale float64, cols, rows int) {
 		}
 	}
 }
+
+// seeRare learns the tray's points that fewer than trayRare of the photos
+// looked at show (where the dice come to rest: a roller's dish) from the
+// set's other photos of the view too. Each shows the points no die found
+// in it against the tray so far covers (its box grown as cover grows a
+// labelled one); a point shown by traySeen photos in all is their median.
+// Only those points' values are kept, up to rareCap photos each, so the
+// set costs one pass, not its photos' memory; the photos are taken in an
+// order spread over the set (spread), so that the light of one part of
+// a session does not make the median.
+//
+// A lamp's glare on a roller's dome right over its dish (the 40° glare
+// stand-in) was shown by 1 of the 120 photos looked at and guessed from
+// the floor around it: a die resting beside the dish took the glare-lit
+// floor for its own, and 14 of 300 boxes were more than 8 px too large.
+// Learnt from the whole set: 1.
+func (s *Scene) seeRare(set *dataset.Set, decode func(string) (image.Image, error), looked []string, size image.Point, data [][]uint8, covered [][]bool, rep *SceneReport) error {
+	n := s.cols * s.rows
+	var rare []int
+	known := make([]bool, n)
+	for px := range n {
+		k := 0
+		for i := range data {
+			if !covered[i][px] {
+				k++
+			}
+		}
+		known[px] = k >= traySeen
+		if k < trayRare {
+			rare = append(rare, px)
+		}
+	}
+	rep.Rare = len(rare)
+	if len(rare) == 0 || len(set.Files) <= len(looked) {
+		return nil
+	}
+	vals := make([][]uint8, len(rare)) // YCrCb, of each photo that shows the point
+	for j, px := range rare {
+		for i := range data {
+			if !covered[i][px] {
+				vals[j] = append(vals[j], data[i][3*px:3*px+3]...)
+			}
+		}
+	}
+	tray, err := s.mat()
+	if err != nil {
+		return err
+	}
+	defer tray.Close()
+	done := make(map[string]bool, len(looked))
+	for _, f := range looked {
+		done[f] = true
+	}
+	var others []string
+	for _, f := range set.Files {
+		if !done[f] {
+			others = append(others, f)
+		}
+	}
+	cov := make([]bool, n)
+	left := len(rare) // points with fewer than rareCap values
+	for _, k := range spread(len(others)) {
+		if left == 0 {
+			break
+		}
+		f := others[k]
+		img, err := decode(set.Path(f))
+		if err != nil || img.Bounds().Size() != size {
+			continue // enrolment reports unreadable photos itself
+		}
+		d, ok, err := s.shownTray(set, f, img, tray, cov)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		rep.RareLooked++
+		for j, px := range rare {
+			if cov[px] || len(vals[j]) >= 3*rareCap {
+				continue
+			}
+			vals[j] = append(vals[j], d[3*px:3*px+3]...)
+			if len(vals[j]) == 3*rareCap {
+				left--
+			}
+		}
+	}
+	one := make([]uint8, 0, rareCap)
+	for j, px := range rare {
+		k := len(vals[j]) / 3
+		if k < traySeen {
+			continue // filled from around it, as before
+		}
+		for ch := range 3 {
+			one = one[:0]
+			for i := range k {
+				one = append(one, vals[j][3*i+ch])
+			}
+			slices.Sort(one)
+			s.ycc[3*px+ch] = one[len(one)/2]
+		}
+		known[px] = true
+		rep.RareLearnt++
+	}
+	if rep.RareLearnt > 0 {
+		fillUnknown(s.ycc, known, s.cols, s.rows)
+		s.setLayout()
+	}
+	return nil
+}
+
+// shownTray returns photo f's coarse image (YCrCb) and marks in cov the
+// points its dice cover: the labelled boxes, and the regions found
+// against tray for dice without one, each grown as cover grows a box. It
+// reports false, for a photo to be passed over, when the regions found
+// are not as many as those dice.
+func (s *Scene) shownTray(set *dataset.Set, f string, img image.Image, tray gocv.Mat, cov []bool) ([]uint8, bool, error) {
+	c, err := newColourSide(img, s.side)
+	if err != nil {
+		return nil, false, fmt.Errorf("vision: learn scene: %s: %w", f, err)
+	}
+	defer c.close()
+	if c.mat.Cols() != s.cols || c.mat.Rows() != s.rows {
+		return nil, false, nil
+	}
+	clear(cov)
+	var boxes []image.Rectangle
+	unboxed := 0
+	for _, l := range set.Labels[f] {
+		if l.HasBox {
+			boxes = append(boxes, l.Box)
+			cover(cov, l.Box, c.scale, s.cols, s.rows)
+		} else {
+			unboxed++
+		}
+	}
+	if unboxed > 0 {
+		// Found against the tray so far, not in the photo alone: a glare
+		// over the dish joins a die found alone, or makes one more.
+		bs, _ := findBlobsMask(c, tray, blobChroma, false)
+		found := otherDice(bs, c.off, boxes)
+		if len(found) != unboxed {
+			return nil, false, nil
+		}
+		for _, b := range found {
+			cover(cov, b, c.scale, s.cols, s.rows)
+		}
+	}
+	d, err := c.mat.DataPtrUint8()
+	if err != nil {
+		return nil, false, fmt.Errorf("vision: learn scene: %w", err)
+	}
+	return slices.Clone(d), true, nil
+}
+
+// spread returns 0…n-1 in an order that spreads every prefix over the
+// whole range: 0, n/2, n/4, 3n/4, … (counting with the bits reversed,
+// scaled to n), then any left out.
+func spread(n int) []int {
+	if n == 0 {
+		return nil
+	}
+	bits := 0
+	for 1<<bits < n {
+		bits++
+	}
+	out := make([]int, 0, n)
+	seen := make([]bool, n)
+	for k := range 1 << bits {
+		r := 0
+		for b := range bits {
+			if k&(1<<b) != 0 {
+				r |= 1 << (bits - 1 - b)
+			}
+		}
+		if i := r * n >> bits; !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	for i, s := range seen {
+		if !s {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Rare tray points: fewer photos than trayRare showing a point make
+// seeRare look at the set's other photos for it, and it keeps up to
+// rareCap photos' values of each.
+const (
+	trayRare = 15
+	rareCap  = 45
+)
+
+// TrayRare is trayRare, for enrolment's report.
+const TrayRare = trayRare
 
 // traySeen is the fewest photos that show a pixel of the tray for its
 // value to be taken from them (else it is filled from its neighbours).

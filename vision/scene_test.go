@@ -328,6 +328,90 @@ func TestLearnSceneSpot(t *testing.T) {
 	}
 }
 
+// TestLearnSceneRareTray: where the dice rest near one spot (a dish with a
+// mark, or a glare over it) the photos looked at never show the floor
+// there, but the set's others, with the die elsewhere, do: the tray there
+// is learnt from them, not guessed from the floor around it.
+func TestLearnSceneRareTray(t *testing.T) {
+	scene := newRollerSceneSized(1, 320)
+	scene.sx, scene.sy = scene.cx, scene.cy+45
+	mark := [3]uint8{60, 90, 200}
+	for y := int(scene.sy) - 7; y <= int(scene.sy)+7; y++ {
+		for x := int(scene.sx) - 7; x <= int(scene.sx)+7; x++ {
+			o := scene.tray.PixOffset(x, y)
+			copy(scene.tray.Pix[o:o+3], mark[:])
+		}
+	}
+	spot := *scene
+	spot.spot = 0.15
+	// 180 photos: LearnScene looks at 120 of them, every one with the die
+	// on the mark, and passes over the photos 2, 5, 8, … (the 60 others),
+	// the die anywhere on the floor.
+	const n = 180
+	photo := func(i int) (*image.RGBA, image.Rectangle) {
+		r := rand.New(rand.NewPCG(3, uint64(i)))
+		if i%3 == 2 {
+			return scene.photo(hexSprite(), r, 25)
+		}
+		return spot.photo(hexSprite(), r, 25)
+	}
+	set := &dataset.Set{Dir: "mem", Labels: map[string][]dataset.Label{}}
+	index := map[string]int{}
+	for i := range n {
+		f := fmt.Sprintf("p%03d.png", i)
+		_, box := photo(i)
+		set.Files = append(set.Files, f)
+		set.Labels[f] = []dataset.Label{{File: f, Die: "d20", Face: 11, Box: box, HasBox: true}}
+		index[set.Path(f)] = i
+	}
+	decode := func(p string) (image.Image, error) {
+		img, _ := photo(index[p])
+		return img, nil
+	}
+	s, rep, err := LearnScene(set, decode)
+	if err != nil || s == nil {
+		t.Fatalf("scene %v, %v (%s); want one", s != nil, err, rep.Why)
+	}
+	// Once every rare point has rareCap photos' values, the rest are not
+	// looked at.
+	if rep.Photos != scenePhotos || rep.RareLooked < rareCap-trayRare || rep.RareLooked > n-scenePhotos || rep.Rare == 0 || rep.RareLearnt != rep.Rare {
+		t.Errorf("looked at %d photos, then %d others for %d rare points, learning %d; want %d, %d to %d, some, all",
+			rep.Photos, rep.RareLooked, rep.Rare, rep.RareLearnt, scenePhotos, rareCap-trayRare, n-scenePhotos)
+	}
+	img, _ := photo(0)
+	c, err := newColourSide(img, s.side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	px := int(scene.sy*c.scale)*s.cols + int(scene.sx*c.scale)
+	want, _, _ := color.RGBToYCbCr(mark[0], mark[1], mark[2])
+	o := scene.tray.PixOffset(int(scene.sx)-20, int(scene.sy))
+	floor, _, _ := color.RGBToYCbCr(scene.tray.Pix[o], scene.tray.Pix[o+1], scene.tray.Pix[o+2])
+	if got := s.ycc[3*px]; abs(int(got)-int(want)) > 25 {
+		t.Errorf("the tray under the dish has luma %d, want the mark's %d (the floor around it is about %d)", got, want, floor)
+	}
+}
+
+// TestSpread: every index once, each prefix spread over the range.
+func TestSpread(t *testing.T) {
+	if got := spread(5); !slices.Equal(got, []int{0, 2, 1, 3, 4}) {
+		t.Errorf("spread(5) = %v, want [0 2 1 3 4]", got)
+	}
+	for n := range 70 {
+		got := spread(n)
+		sorted := slices.Sorted(slices.Values(got))
+		for i, v := range sorted {
+			if v != i {
+				t.Fatalf("spread(%d) = %v: not each of 0…%d once", n, got, n-1)
+			}
+		}
+		if n >= 2 && got[1] != n/2 {
+			t.Errorf("spread(%d) second %d, want the middle, %d", n, got[1], n/2)
+		}
+	}
+}
+
 // TestLearnSceneSpotUnseenAlone: where dice rest near one spot of a plain
 // floor and each photo alone cannot tell its die (a dark mark on the
 // floor is a second die-like region there), the die is in the first
