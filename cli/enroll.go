@@ -265,6 +265,10 @@ func learnScene(env *Env, set *dataset.Set) (*vision.Scene, vision.SceneReport, 
 	fmt.Fprintf(env.Stdout, "scene: the empty tray learnt from %d photos of %dx%d; dice there found with it %d of %d (%d invented), "+
 		"from each photo alone %d (%d invented); a chroma difference of %d from it marks a die (its steadiness allows %d)\n",
 		rep.Photos, s.Width, s.Height, rep.FoundScene, rep.Dice, rep.InventedScene, rep.FoundAlone, rep.InventedAlone, s.Chroma(), rep.Chroma)
+	if rep.RareLooked > 0 {
+		fmt.Fprintf(env.Stdout, "scene: %d points of the tray (where the dice rest) were shown by fewer than %d of those photos; "+
+			"%d of them learnt from the set's other %d photos too\n", rep.Rare, vision.TrayRare, rep.RareLearnt, rep.RareLooked)
+	}
 	return s, rep, nil
 }
 
