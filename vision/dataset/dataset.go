@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -188,21 +189,23 @@ func parseRow(rec []string) (Label, error) {
 	default:
 		return l, errors.New("x,y,w,h: give all four or none")
 	}
-	var v [4]int
+	// Annotation tools often write boxes in fractions of a pixel
+	// ("12.5"): the box's edges are rounded to whole pixels.
+	var v [4]float64
 	for i, b := range box {
-		n, err := strconv.Atoi(strings.TrimSpace(b))
-		if err != nil {
-			return l, fmt.Errorf("%s: %q is not a whole number", header[3+i], b)
+		n, err := strconv.ParseFloat(strings.TrimSpace(b), 64)
+		if err != nil || math.IsNaN(n) {
+			return l, fmt.Errorf("%s: %q is not a number", header[3+i], b)
 		}
 		if n < 0 || n > 1<<20 {
-			return l, fmt.Errorf("%s: %d is out of range", header[3+i], n)
+			return l, fmt.Errorf("%s: %s is out of range", header[3+i], strings.TrimSpace(b))
 		}
 		v[i] = n
 	}
-	if v[2] == 0 || v[3] == 0 {
+	l.Box = image.Rect(int(math.Round(v[0])), int(math.Round(v[1])), int(math.Round(v[0]+v[2])), int(math.Round(v[1]+v[3])))
+	if l.Box.Empty() {
 		return l, errors.New("w,h: box must not be empty")
 	}
-	l.Box = image.Rect(v[0], v[1], v[0]+v[2], v[1]+v[3])
 	l.HasBox = true
 	return l, nil
 }

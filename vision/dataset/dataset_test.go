@@ -14,13 +14,19 @@ func TestParseLabels(t *testing.T) {
 	in := "file,die,face,x,y,w,h\n" +
 		"images/a.jpg,d6,3,10,20,30,40\n" +
 		"images/a.jpg,d10,0,,,,\n" +
-		"b.jpg,D100,90, 1, 2, 3, 4\n"
+		"b.jpg,D100,90, 1, 2, 3, 4\n" +
+		"c.jpg,d20,20,10.4,20.5,30.2,39.6\n"
 	ls, err := ParseLabels(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 3 {
-		t.Fatalf("got %d labels, want 3", len(ls))
+	if len(ls) != 4 {
+		t.Fatalf("got %d labels, want 4", len(ls))
+	}
+	// A box in fractions of a pixel has its edges rounded: 10.4 to 40.6,
+	// 20.5 to 60.1.
+	if l := ls[3]; !l.HasBox || l.Box != image.Rect(10, 21, 41, 60) {
+		t.Errorf("row 4 = %+v, want box (10,21)-(41,60)", l)
 	}
 	if l := ls[0]; l.File != "images/a.jpg" || l.Die != "d6" || l.Face != 3 || !l.HasBox || l.Box != image.Rect(10, 20, 40, 60) || l.Line != 2 {
 		t.Errorf("row 1 = %+v", l)
@@ -44,8 +50,11 @@ func TestParseLabelsErrors(t *testing.T) {
 		{"file,die,face,x,y,w,h\na,d100,15,,,,\n", "face: 15"},
 		{"file,die,face,x,y,w,h\na,d6,x,,,,\n", "face: \"x\""},
 		{"file,die,face,x,y,w,h\na,d6,1,1,2,,\n", "give all four or none"},
-		{"file,die,face,x,y,w,h\na,d6,1,1,2,q,4\n", "line 2: w: \"q\""},
+		{"file,die,face,x,y,w,h\na,d6,1,1,2,q,4\n", "line 2: w: \"q\" is not a number"},
+		{"file,die,face,x,y,w,h\na,d6,1,1,2,NaN,4\n", "w: \"NaN\" is not a number"},
+		{"file,die,face,x,y,w,h\na,d6,1,1,2,Inf,4\n", "w: Inf is out of range"},
 		{"file,die,face,x,y,w,h\na,d6,1,1,2,0,4\n", "box must not be empty"},
+		{"file,die,face,x,y,w,h\na,d6,1,1,2,0.3,4\n", "box must not be empty"},
 		{"file,die,face,x,y,w,h\na,d6,1,-1,2,3,4\n", "x: -1 is out of range"},
 		{"file,die,face,x,y,w,h\na,d6,1\n", "line 2: want 7 fields"},
 		{"file,die,face,x,y,w,h\n,d6,1,,,,\n", "file: empty"},
@@ -63,6 +72,7 @@ func FuzzParseLabels(f *testing.F) {
 	f.Add("file,die,face,x,y,w,h\nimages/a.jpg,d6,3,10,20,30,40\n")
 	f.Add("file,die,face,x,y,w,h\na,d100,90,,,,\n")
 	f.Add("file,die,face,x,y,w,h\na,\"d6\",1,1,1,1,1\n")
+	f.Add("file,die,face,x,y,w,h\na,d20,7,0.4,1e3,2.5,0x10\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		ls, err := ParseLabels(strings.NewReader(in))
 		if err != nil {
