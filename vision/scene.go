@@ -751,8 +751,8 @@ func cover(covered []bool, b image.Rectangle, scale float64, cols, rows int) {
 // A lamp's glare on a roller's dome right over its dish (the 40° glare
 // stand-in) was shown by 1 of the 120 photos looked at and guessed from
 // the floor around it: a die resting beside the dish took the glare-lit
-// floor for its own, and 14 of 300 boxes were more than 8 px too large.
-// Learnt from the whole set: 1.
+// floor for its own, and 14 of 300 boxes were more than 8 px too large;
+// with the tray there learnt from the whole set, 1 was.
 func (s *Scene) seeRare(set *dataset.Set, decode func(string) (image.Image, error), looked []string, size image.Point, data [][]uint8, covered [][]bool, rep *SceneReport) error {
 	n := s.cols * s.rows
 	var rare []int
@@ -918,8 +918,8 @@ func spread(n int) []int {
 			out = append(out, i)
 		}
 	}
-	for i, s := range seen {
-		if !s {
+	for i, ok := range seen {
+		if !ok {
 			out = append(out, i)
 		}
 	}
