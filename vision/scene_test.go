@@ -400,6 +400,9 @@ func TestSpread(t *testing.T) {
 	}
 	for n := range 70 {
 		got := spread(n)
+		if len(got) != n {
+			t.Fatalf("spread(%d) gives %d indices", n, len(got))
+		}
 		sorted := slices.Sorted(slices.Values(got))
 		for i, v := range sorted {
 			if v != i {
