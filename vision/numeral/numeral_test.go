@@ -654,7 +654,7 @@ func TestHeldThreshold(t *testing.T) {
 		h, own := heldThreshold(val, classes, func(c *canon) (class, float64) {
 			r := got[c]
 			return classes[r.got], r.conf
-		})
+		}, maxWrongListed)
 		if !reflect.DeepEqual(h, tc.want) || own != tc.own {
 			t.Errorf("%s: %+v, threshold %g; want %+v, %g", tc.name, h, own, tc.want, tc.own)
 		}
@@ -677,6 +677,10 @@ func TestTrainHoldsBackAThreshold(t *testing.T) {
 	// One crop of each of the 7 faces is held back (3 each, a third).
 	if h.Read != 7 || h.Answered > h.Read || h.Wrong > h.Answered || m.MinConfidence() != want || m.Stats().Validation != 7 {
 		t.Errorf("held back %+v (validation %d), threshold %g; want 7 read and threshold %g", h, m.Stats().Validation, m.MinConfidence(), want)
+	}
+	// The other 14 die crops, trained on, are read back the same way.
+	if tr := m.Stats().Trained; tr.Read != 14 || tr.Read != m.Stats().Samples || tr.Answered > tr.Read || tr.Wrong > tr.Answered || len(tr.WrongCrops) != tr.Wrong {
+		t.Errorf("trained on, read back %+v (samples %d); want 14 read", tr, m.Stats().Samples)
 	}
 }
 
