@@ -209,7 +209,14 @@ func runEnroll(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "; none below %.2f wrong\n", numeral.LabelDoubt)
 		}
 		if len(h.WrongCrops) > 0 {
-			fmt.Fprintln(env.Stdout, heldWrongLine(h))
+			fmt.Fprintln(env.Stdout, heldWrongLine("held back and read wrongly (check these labels: a wrong one is learnt too)", h))
+		}
+	}
+	if t := st.Trained; t.Read > 0 {
+		fmt.Fprintf(env.Stdout, "trained on, read back as a photo's dice are read: %d of %d answered at %.2f or more, %d of them as another face\n",
+			t.Answered, t.Read, vision.DefaultMinConfidence, t.Wrong)
+		if len(t.WrongCrops) > 0 {
+			fmt.Fprintln(env.Stdout, heldWrongLines("trained on and read as another face (check these labels: the net did not learn them as labelled)", t))
 		}
 	}
 	// A model that reads some kind poorly still answers only what it is
@@ -442,10 +449,22 @@ func kindAccuracy(k numeral.KindStats) float64 {
 	return k.AugAcc
 }
 
-// heldWrongLine lists the held-back crops read wrongly, for the owner to
-// look at: one read wrongly and surely is likelier labelled wrongly, and
-// a wrong label is learnt too.
-func heldWrongLine(h numeral.HeldStats) string {
+// heldWrongLine lists after lead the crops (held back, or trained on) read
+// wrongly, for the owner to look at: one read wrongly and surely is
+// likelier labelled wrongly, and a wrong label is learnt too.
+func heldWrongLine(lead string, h numeral.HeldStats) string {
+	return lead + ": " + strings.Join(wrongCrops(h), "; ")
+}
+
+// heldWrongLines is heldWrongLine with a crop on each line, for a longer
+// list (up to 50 crops trained on).
+func heldWrongLines(lead string, h numeral.HeldStats) string {
+	return lead + ":\n  " + strings.Join(wrongCrops(h), "\n  ")
+}
+
+// wrongCrops says of each crop read wrongly its name, label and the face
+// read, and counts those past the list.
+func wrongCrops(h numeral.HeldStats) []string {
 	ws := make([]string, 0, len(h.WrongCrops)+1)
 	for _, w := range h.WrongCrops {
 		rd := w.ReadDie
@@ -457,5 +476,5 @@ func heldWrongLine(h numeral.HeldStats) string {
 	if more := h.Wrong - len(h.WrongCrops); more > 0 {
 		ws = append(ws, fmt.Sprintf("%d more", more))
 	}
-	return "held back and read wrongly (check these labels: a wrong one is learnt too): " + strings.Join(ws, "; ")
+	return ws
 }

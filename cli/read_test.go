@@ -263,6 +263,18 @@ func TestModelsOwnThreshold(t *testing.T) {
 			t.Errorf("enroll output does not list the held-back crop read wrongly %q:\n%s", line, out)
 		}
 	}
+	// The die crops trained on, read back the same way (and any read as
+	// another face listed).
+	tr := m.Stats().Trained
+	want = fmt.Sprintf("trained on, read back as a photo's dice are read: %d of %d answered at 0.90 or more, %d of them as another face", tr.Answered, tr.Read, tr.Wrong)
+	if tr.Read != m.Stats().Samples || !strings.Contains(out, want) {
+		t.Errorf("training crops read back: %d of %d die crops trained on; enroll output lacks %q:\n%s", tr.Read, m.Stats().Samples, want, out)
+	}
+	for _, w := range tr.WrongCrops {
+		if line := fmt.Sprintf("%s labelled d4 %d, read d4 %d", w.Name, w.Face, w.Read); !strings.Contains(out, line) {
+			t.Errorf("enroll output does not list the training crop read as another face %q:\n%s", line, out)
+		}
+	}
 
 	// The same model with its own threshold at 0.97 (as a weak one has).
 	own := filepath.Join(t.TempDir(), "own")
@@ -284,7 +296,8 @@ func TestModelsOwnThreshold(t *testing.T) {
 }
 
 // TestHeldWrongLine: enroll names the held-back crops read wrongly, with
-// the kind read when it is another, and counts those past the list.
+// the kind read when it is another, and counts those past the list; the
+// crops trained on and read as another face, one a line.
 func TestHeldWrongLine(t *testing.T) {
 	h := numeral.HeldStats{Wrong: 3, WrongCrops: []numeral.HeldWrong{
 		{Name: "images/roll-0548.jpg:550", Die: "d20", Face: 1, Read: 3, Confidence: 0.9993},
@@ -292,8 +305,13 @@ func TestHeldWrongLine(t *testing.T) {
 	}}
 	want := "held back and read wrongly (check these labels: a wrong one is learnt too): " +
 		"images/roll-0548.jpg:550 labelled d20 1, read d20 3 (1.00); images/roll-0012.jpg:14 labelled d8 2, read d10 4 (0.93); 1 more"
-	if got := heldWrongLine(h); got != want {
+	if got := heldWrongLine("held back and read wrongly (check these labels: a wrong one is learnt too)", h); got != want {
 		t.Errorf("heldWrongLine:\n got %q\nwant %q", got, want)
+	}
+	want = "trained on and read as another face:\n  " +
+		"images/roll-0548.jpg:550 labelled d20 1, read d20 3 (1.00)\n  images/roll-0012.jpg:14 labelled d8 2, read d10 4 (0.93)\n  1 more"
+	if got := heldWrongLines("trained on and read as another face", h); got != want {
+		t.Errorf("heldWrongLines:\n got %q\nwant %q", got, want)
 	}
 }
 
