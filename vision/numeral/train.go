@@ -106,8 +106,9 @@ type HeldStats struct {
 	// LabelDoubt (at any confidence); 0 for none.
 	SurestWrong float64 `json:"surest_wrong,omitempty"`
 	// WrongCrops are the crops answered wrongly at DefaultMinConfidence
-	// or more (at most maxWrongListed): a wrong label, or a mistake of the
-	// model's, for the owner to look at.
+	// or more (at most maxWrongListed held back, maxTrainedListed trained
+	// on): a wrong label, or a mistake of the model's, for the owner to
+	// look at.
 	WrongCrops []HeldWrong `json:"wrong_crops,omitempty"`
 }
 
