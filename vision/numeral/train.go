@@ -124,8 +124,9 @@ type HeldWrong struct {
 
 // maxWrongListed bounds HeldStats.WrongCrops of the held-back crops, and
 // maxTrainedListed of the crops trained on: with 3% of a set's labels
-// wrong, 24 of its 27 wrong rows trained on were read back as their true
-// faces, and the owner is best told of all of them.
+// wrong (27 wrong rows trained on), 22 and 24 crops trained on were read
+// back as another face in two enrolments, every one listed a wrong row
+// read as its true face, and the owner is best told of all of them.
 const (
 	maxWrongListed   = 20
 	maxTrainedListed = 50
