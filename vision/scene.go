@@ -153,15 +153,7 @@ func LearnScene(set *dataset.Set, decode func(path string) (image.Image, error))
 		sizes[sz]++
 		// A die without a box is not masked out: where dice land all over
 		// the tray, the median over many photos leaves them out anyway.
-		var boxes []image.Rectangle
-		unboxed := 0
-		for _, l := range set.Labels[f] {
-			if l.HasBox {
-				boxes = append(boxes, l.Box)
-			} else {
-				unboxed++
-			}
-		}
+		boxes, unboxed := splitLabels(set.Labels[f])
 		ps = append(ps, photo{f, c, sz, boxes, unboxed})
 	}
 	var size image.Point
@@ -807,12 +799,17 @@ func (s *Scene) seeRare(set *dataset.Set, decode func(string) (image.Image, erro
 		if err != nil || img.Bounds().Size() != size {
 			continue // enrolment reports unreadable photos itself
 		}
-		d, ok, err := s.shownTray(set, f, img, tray, cov)
+		c, err := s.shownTray(set, f, img, tray, cov)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if c == nil {
 			continue
+		}
+		d, err := c.mat.DataPtrUint8()
+		if err != nil {
+			c.close()
+			return fmt.Errorf("vision: learn scene: %w", err)
 		}
 		rep.RareLooked++
 		for j, px := range rare {
@@ -824,6 +821,7 @@ func (s *Scene) seeRare(set *dataset.Set, decode func(string) (image.Image, erro
 				left--
 			}
 		}
+		c.close()
 	}
 	one := make([]uint8, 0, rareCap)
 	for j, px := range rare {
@@ -849,48 +847,51 @@ func (s *Scene) seeRare(set *dataset.Set, decode func(string) (image.Image, erro
 	return nil
 }
 
-// shownTray returns photo f's coarse image (YCrCb) and marks in cov the
-// points its dice cover: the labelled boxes, and the regions found
-// against tray for dice without one, each grown as cover grows a box. It
-// reports false, for a photo to be passed over, when the regions found
-// are not as many as those dice.
-func (s *Scene) shownTray(set *dataset.Set, f string, img image.Image, tray gocv.Mat, cov []bool) ([]uint8, bool, error) {
+// shownTray returns photo f's coarse image (YCrCb; the caller closes it)
+// and marks in cov the points its dice cover: the labelled boxes, and the
+// regions found against tray for dice without one, each grown as cover
+// grows a box. It returns nil, for a photo to be passed over, when the
+// regions found are not as many as those dice.
+func (s *Scene) shownTray(set *dataset.Set, f string, img image.Image, tray gocv.Mat, cov []bool) (*colourImg, error) {
 	c, err := newColourSide(img, s.side)
 	if err != nil {
-		return nil, false, fmt.Errorf("vision: learn scene: %s: %w", f, err)
+		return nil, fmt.Errorf("vision: learn scene: %s: %w", f, err)
 	}
-	defer c.close()
 	if c.mat.Cols() != s.cols || c.mat.Rows() != s.rows {
-		return nil, false, nil
+		c.close()
+		return nil, nil
 	}
 	clear(cov)
-	var boxes []image.Rectangle
-	unboxed := 0
-	for _, l := range set.Labels[f] {
-		if l.HasBox {
-			boxes = append(boxes, l.Box)
-			cover(cov, l.Box, c.scale, s.cols, s.rows)
-		} else {
-			unboxed++
-		}
-	}
+	boxes, unboxed := splitLabels(set.Labels[f])
+	found := boxes
 	if unboxed > 0 {
 		// Found against the tray so far, not in the photo alone: a glare
 		// over the dish joins a die found alone, or makes one more.
 		bs, _ := findBlobsMask(c, tray, blobChroma, false)
-		found := otherDice(bs, c.off, boxes)
-		if len(found) != unboxed {
-			return nil, false, nil
+		others := otherDice(bs, c.off, boxes)
+		if len(others) != unboxed {
+			c.close()
+			return nil, nil
 		}
-		for _, b := range found {
-			cover(cov, b, c.scale, s.cols, s.rows)
+		found = append(slices.Clip(boxes), others...)
+	}
+	for _, b := range found {
+		cover(cov, b, c.scale, s.cols, s.rows)
+	}
+	return c, nil
+}
+
+// splitLabels returns the boxes of the labelled dice that have one, and
+// how many have none.
+func splitLabels(ls []dataset.Label) (boxes []image.Rectangle, unboxed int) {
+	for _, l := range ls {
+		if l.HasBox {
+			boxes = append(boxes, l.Box)
+		} else {
+			unboxed++
 		}
 	}
-	d, err := c.mat.DataPtrUint8()
-	if err != nil {
-		return nil, false, fmt.Errorf("vision: learn scene: %w", err)
-	}
-	return slices.Clone(d), true, nil
+	return boxes, unboxed
 }
 
 // spread returns 0…n-1 in an order that spreads every prefix over the
