@@ -157,7 +157,7 @@ func (m *Model) SoftSharpness() float64 { return m.minSharp / sharpSlack }
 
 // MinConfidence is the least confidence at which the model's own held-back
 // crops, read as a reader reads (Classify), were never answered wrongly:
-// just above the surest wrong answer (see heldThreshold); 0 when none was
+// just above the surest wrong answer (see ownThreshold); 0 when none was
 // wrong. A reader should take the larger of it and its own threshold.
 func (m *Model) MinConfidence() float64 { return m.minConf }
 

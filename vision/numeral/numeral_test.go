@@ -651,10 +651,11 @@ func TestHeldThreshold(t *testing.T) {
 			val = append(val, item{c: c, class: r.label, name: fmt.Sprintf("p%d", i)})
 			got[c] = r
 		}
-		h, own := heldThreshold(val, classes, func(c *canon) (class, float64) {
+		h := readBack(val, classes, func(c *canon) (class, float64) {
 			r := got[c]
 			return classes[r.got], r.conf
 		}, maxWrongListed)
+		own := ownThreshold(h)
 		if !reflect.DeepEqual(h, tc.want) || own != tc.own {
 			t.Errorf("%s: %+v, threshold %g; want %+v, %g", tc.name, h, own, tc.want, tc.own)
 		}

@@ -112,7 +112,7 @@ type HeldStats struct {
 	WrongCrops []HeldWrong `json:"wrong_crops,omitempty"`
 }
 
-// HeldWrong is a held-back crop answered wrongly.
+// HeldWrong is a crop (held back, or trained on) answered wrongly.
 type HeldWrong struct {
 	Name       string  `json:"name"` // Sample.Name
 	Die        string  `json:"die"`  // its label
@@ -304,8 +304,9 @@ func Train(samples []Sample, opts TrainOptions) (*Model, error) {
 		die, face, conf, _, _ := m.classifyCanon(c, nil, Views)
 		return class{die, face}, conf
 	}
-	m.stats.Held, m.minConf = heldThreshold(val, m.classes, read, maxWrongListed)
-	m.stats.Trained, _ = heldThreshold(train, m.classes, read, maxTrainedListed)
+	m.stats.Held = readBack(val, m.classes, read, maxWrongListed)
+	m.minConf = ownThreshold(m.stats.Held)
+	m.stats.Trained = readBack(train, m.classes, read, maxTrainedListed)
 	m.stats.Epochs = t.epochsRun
 	m.stats.EpochLimit = opts.Epochs
 	m.stats.Duration = time.Since(start)
@@ -919,24 +920,12 @@ func stats(m *Model, train, val []item, seed uint64) Stats {
 // threshold above it would leave nearly every die unread.
 const LabelDoubt = 0.99
 
-// heldThreshold reads the held-back die crops as a reader does (read, the
-// model's Classify) and returns what it found, listing up to listed crops
-// answered wrongly, and the model's own threshold (Model.MinConfidence):
-// just
-// above the surest wrong answer below LabelDoubt, the next hundredth up
-// (0.966 gives 0.97), or 0 when none was wrong.
-//
-// The threshold is one for every model, and the held-back crops say which
-// models need more. On session 24's combined stand-in (30°, a small soft
-// die in a wide frame under drifting light) one held-back "1" was read as
-// 7 at 0.966, and the test photos read 277 right and 4 wrong at 0.9, 263
-// and 0 at 0.97. On five other stand-ins no held-back crop answered at 0.9
-// or more was wrong, and their thresholds stay. A flat rule (0.95 for every
-// model whose held-back accuracy, one look each, is below 0.99) would
-// have cost 20 older stand-in models 240 right answers to save 9 wrong.
-func heldThreshold(val []item, classes []class, read func(*canon) (class, float64), listed int) (HeldStats, float64) {
+// readBack reads die crops (held back, or trained on) as a reader does
+// (read, the model's Classify) and returns what it found, listing up to
+// listed crops answered wrongly.
+func readBack(items []item, classes []class, read func(*canon) (class, float64), listed int) HeldStats {
 	var h HeldStats
-	for _, it := range val {
+	for _, it := range items {
 		if it.class == 0 {
 			continue
 		}
@@ -961,10 +950,27 @@ func heldThreshold(val []item, classes []class, read func(*canon) (class, float6
 			h.SurestWrong = max(h.SurestWrong, conf)
 		}
 	}
+	return h
+}
+
+// ownThreshold is the model's own threshold (Model.MinConfidence) from its
+// held-back crops read back: just above the surest wrong answer below
+// LabelDoubt, the next hundredth up (0.966 gives 0.97), or 0 when none was
+// wrong.
+//
+// The threshold is one for every model, and the held-back crops say which
+// models need more. On session 24's combined stand-in (30°, a small soft
+// die in a wide frame under drifting light) one held-back "1" was read as
+// 7 at 0.966, and the test photos read 277 right and 4 wrong at 0.9, 263
+// and 0 at 0.97. On five other stand-ins no held-back crop answered at 0.9
+// or more was wrong, and their thresholds stay. A flat rule (0.95 for every
+// model whose held-back accuracy, one look each, is below 0.99) would
+// have cost 20 older stand-in models 240 right answers to save 9 wrong.
+func ownThreshold(h HeldStats) float64 {
 	if h.SurestWrong == 0 {
-		return h, 0
+		return 0
 	}
-	return h, (math.Floor(h.SurestWrong*100) + 1) / 100
+	return (math.Floor(h.SurestWrong*100) + 1) / 100
 }
 
 // sumShards writes into g the shards' gradients, each element summed from
