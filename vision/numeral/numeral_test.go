@@ -91,11 +91,15 @@ var (
 
 // toyEpochs is long enough to learn the toy dice; under -race (or with
 // -short) training only runs a few epochs to exercise the code paths.
+// With 150 epochs, since the loss cut (lossDrop), the tray crop's
+// background came out at 0.69–0.99 over training seeds 1–8, 0.69 at the
+// seed used (3), and TestTrainToyDice failed; with 300 it is 0.98 or more
+// on every seed. (make test runs this package without -race too.)
 func toyEpochs() int {
 	if raceOn || testing.Short() {
 		return 4
 	}
-	return 150
+	return 300
 }
 
 // toyAccurate reports whether the toy model was trained long enough to be
