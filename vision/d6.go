@@ -88,9 +88,11 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 
 // dropSpecks leaves out the dice read as a lone pip smaller than
 // minLonePipR: a speck of lint or a crumb on the tray, not the pip of a 1.
-// A die that small (a 1's pip is about a sixth of its side) would be about
-// 15 working pixels across, too small for its other faces' pips to be
-// counted, so no 1 is lost that a 2 to 6 of its size would not be. On
+// A 1's face is taken as four pip radii either side of its pip (oneHalf),
+// so such a die would be under 16 working pixels across, too small for
+// its other faces' pips to be counted: no 1 is lost that a 2 to 6 of its
+// size would not be. (A die under about 20 pixels is itself taken for a
+// 1's pip, whatever it shows; see vision.md's known limits.) On
 // burksbuilds' black felt, read for d6 with no d6 in the tray, 385 lone
 // pips were answered as 1s (about 4.5 a photo) at radii of 1.1–1.5 in
 // 9 of 10; matteop65's 150 1s lie at 3.0–7.2 and rendered dice's at
