@@ -371,6 +371,34 @@ const inFrame = 0.7
 // side; 6 left a reviewer's rows of touching big-pipped 1s unread.
 const oneTwinFree = 5.5
 
+// sixBridge tells whether spot s, at (u, v) in 6 f's face units, is the
+// blur between two pips of one of its columns: midway between them and
+// far fainter than the face's pips (contrast). A blurred or shaken photo
+// joins the pips of a column with a grey smear that the finder takes for
+// a spot of its own (matteop65's six_44.jpg: 31 grey levels against 135,
+// midway between two pips 13 pixels apart; the 6 went unread). A 6 has
+// the most pips, so no larger face can hide behind such a spot; faces of
+// fewer pips are refused for it as before (a 4's side holds a 6's middle
+// pip there).
+func sixBridge(f *face, s *pip, u, v, contrast float64) bool {
+	if f.n != 6 || s.ring-s.core >= bridgeContrast*contrast {
+		return false
+	}
+	sv := f.sv
+	if sv == 0 {
+		sv = 1
+	}
+	return math.Abs(math.Abs(u)-1) <= bridgeOff && math.Abs(math.Abs(v)-sv/2) <= bridgeOff
+}
+
+// bridgeContrast is the share of a 6's pip contrast below which a spot
+// between two of its column's pips may be blur (see sixBridge), and
+// bridgeOff how far, in face units, it may lie from their midpoint.
+const (
+	bridgeContrast = 0.4
+	bridgeOff      = 0.25
+)
+
 // spotMinContrast is the contrast from which a dark spot inside a face
 // makes the face hypothesis doubtful even if it is not a clean pip.
 const spotMinContrast = 25
@@ -441,7 +469,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			continue
 		}
 		u, v := inv.apply(s.x-f.cx, s.y-f.cy)
-		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn {
+		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn && !sixBridge(f, s, u, v, contrast) {
 			return 0
 		}
 		// A pip like the face's own anywhere on the face means the face

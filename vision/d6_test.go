@@ -415,6 +415,82 @@ func TestCheckFaceSixOfBigPips(t *testing.T) {
 	}
 }
 
+// TestCheckFaceSixBridge: a faint grey smear midway between two pips of a
+// 6's column (the blur of a shaken photo) does not refuse the 6, as a
+// spot as dark as a pip there does; nor does it let a 4 through.
+func TestCheckFaceSixBridge(t *testing.T) {
+	at := [][2]float64{{86, 84}, {114, 84}, {114, 100}, {114, 116}, {86, 116}, {86, 100}} // pattern order
+	for _, tc := range []struct {
+		name string
+		grey uint8 // of the spot at (86, 92); 0: none
+		six  bool  // the 6 is accepted
+		four bool  // the 4 of its corners is
+	}{
+		{"no spot", 0, true, false},
+		{"faint smear", 140, true, false},
+		{"dark spot", 20, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := image.NewGray(image.Rect(0, 0, 240, 240))
+			for i := range img.Pix {
+				img.Pix[i] = 60
+			}
+			disc := func(cx, cy, r float64, grey uint8) {
+				for y := int(cy - r - 1); y <= int(cy+r+1); y++ {
+					for x := int(cx - r - 1); x <= int(cx+r+1); x++ {
+						if math.Hypot(float64(x)+0.5-cx, float64(y)+0.5-cy) <= r {
+							img.SetGray(x, y, color.Gray{Y: grey})
+						}
+					}
+				}
+			}
+			for y := 64; y < 136; y++ {
+				for x := 66; x < 134; x++ {
+					img.SetGray(x, y, color.Gray{Y: 200})
+				}
+			}
+			for _, p := range at {
+				disc(p[0], p[1], 3.5, 20)
+			}
+			if tc.grey > 0 {
+				disc(86, 92, 2.5, tc.grey)
+			}
+			g, err := newGray(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.close()
+			inv := g.inverted()
+			defer inv.close()
+			ps := findPips(g, inv)
+			var idx []int
+			for _, p := range at {
+				idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
+			}
+			if tc.grey > 0 {
+				k := pipAtPos(t, ps, 86, 92) // the spot is found, so the face must pass it
+				if c := ps[k].ring - ps[k].core; tc.grey > 100 && c < spotMinContrast {
+					t.Fatalf("the smear's contrast is %.0f, below %d: it tests nothing", c, spotMinContrast)
+				}
+			}
+			six, ok := fitFace(ps, 6, idx)
+			if !ok {
+				t.Fatal("no 6 fits")
+			}
+			if q := checkFace(g, ps, &six); (q > 0) != tc.six {
+				t.Errorf("6: quality %.2f, want accepted %v", q, tc.six)
+			}
+			four, ok := fitFace(ps, 4, []int{idx[0], idx[1], idx[3], idx[4]})
+			if !ok {
+				t.Fatal("no 4 fits")
+			}
+			if q := checkFace(g, ps, &four); (q > 0) != tc.four {
+				t.Errorf("4 of the corners: quality %.2f, want accepted %v", q, tc.four)
+			}
+		})
+	}
+}
+
 // TestUpFacesEveryTopDrawnOut: a face seen as steeply as a side is no top
 // to report when another top is seen squarer, or alone, but when several
 // tops in the photo are all drawn out alike (motion blur across it) they
