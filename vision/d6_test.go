@@ -491,6 +491,58 @@ func TestCheckFaceSixBridge(t *testing.T) {
 	}
 }
 
+// TestReadStainsBesideAOne: three dark stains of a pip's size on the tray,
+// fainter than the crisp 1 of the one die, are no dice: with no face of
+// several pips the strongest 1 sets the roll's contrast (the median of the
+// four would be a stain's, and all four were read as 1s).
+func TestReadStainsBesideAOne(t *testing.T) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stain := range []uint8{150, 120, 90} {
+		img := image.NewGray(image.Rect(0, 0, 400, 300))
+		for i := range img.Pix {
+			img.Pix[i] = 190
+		}
+		disc := func(cx, cy, r float64, grey uint8) {
+			for y := int(cy - r - 1); y <= int(cy+r+1); y++ {
+				for x := int(cx - r - 1); x <= int(cx+r+1); x++ {
+					if math.Hypot(float64(x)+0.5-cx, float64(y)+0.5-cy) <= r {
+						img.SetGray(x, y, color.Gray{Y: grey})
+					}
+				}
+			}
+		}
+		die := image.Rect(100, 100, 150, 150)
+		for y := die.Min.Y; y < die.Max.Y; y++ {
+			for x := die.Min.X; x < die.Max.X; x++ {
+				img.SetGray(x, y, color.Gray{Y: 235})
+			}
+		}
+		disc(125, 125, 6, 20)
+		for _, p := range [][2]float64{{250, 80}, {300, 200}, {60, 240}} {
+			disc(p[0], p[1], 5, stain)
+		}
+		dice, err := r.Read(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := false
+		for _, d := range dice {
+			switch {
+			case centre(d.Box).In(die):
+				one = d.Face != nil && *d.Face == 1
+			case d.Face != nil:
+				t.Errorf("stain of grey %d read as %s at %v", stain, Label(d), d.Box)
+			}
+		}
+		if !one {
+			t.Errorf("stains of grey %d: the die's 1 was not read: %v", stain, dice)
+		}
+	}
+}
+
 // TestUpFacesEveryTopDrawnOut: a face seen as steeply as a side is no top
 // to report when another top is seen squarer, or alone, but when several
 // tops in the photo are all drawn out alike (motion blur across it) they
