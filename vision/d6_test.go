@@ -24,13 +24,7 @@ func drawDice(t *testing.T, w, h int, tray uint8, dice []image.Rectangle, pips [
 		}
 	}
 	for _, p := range pips {
-		for y := int(p[1] - r - 1); y <= int(p[1]+r+1); y++ {
-			for x := int(p[0] - r - 1); x <= int(p[0]+r+1); x++ {
-				if math.Hypot(float64(x)+0.5-p[0], float64(y)+0.5-p[1]) <= r {
-					img.SetGray(x, y, color.Gray{Y: 20})
-				}
-			}
-		}
+		drawDisc(img, p[0], p[1], r, 20)
 	}
 	g, err := newGray(img)
 	if err != nil {
@@ -40,6 +34,17 @@ func drawDice(t *testing.T, w, h int, tray uint8, dice []image.Rectangle, pips [
 	inv := g.inverted()
 	defer inv.close()
 	return g, findPips(g, inv)
+}
+
+// drawDisc paints a disc of grey of radius r about (cx, cy) on img.
+func drawDisc(img *image.Gray, cx, cy, r float64, grey uint8) {
+	for y := int(cy - r - 1); y <= int(cy+r+1); y++ {
+		for x := int(cx - r - 1); x <= int(cx+r+1); x++ {
+			if math.Hypot(float64(x)+0.5-cx, float64(y)+0.5-cy) <= r {
+				img.SetGray(x, y, color.Gray{Y: grey})
+			}
+		}
+	}
 }
 
 // pipAtPos returns the index of the dark pip found nearest (x, y).
@@ -435,25 +440,16 @@ func TestCheckFaceSixBridge(t *testing.T) {
 			for i := range img.Pix {
 				img.Pix[i] = 60
 			}
-			disc := func(cx, cy, r float64, grey uint8) {
-				for y := int(cy - r - 1); y <= int(cy+r+1); y++ {
-					for x := int(cx - r - 1); x <= int(cx+r+1); x++ {
-						if math.Hypot(float64(x)+0.5-cx, float64(y)+0.5-cy) <= r {
-							img.SetGray(x, y, color.Gray{Y: grey})
-						}
-					}
-				}
-			}
 			for y := 64; y < 136; y++ {
 				for x := 66; x < 134; x++ {
 					img.SetGray(x, y, color.Gray{Y: 200})
 				}
 			}
 			for _, p := range at {
-				disc(p[0], p[1], 3.5, 20)
+				drawDisc(img, p[0], p[1], 3.5, 20)
 			}
 			if tc.grey > 0 {
-				disc(86, 92, 2.5, tc.grey)
+				drawDisc(img, 86, 92, 2.5, tc.grey)
 			}
 			g, err := newGray(img)
 			if err != nil {
@@ -505,24 +501,15 @@ func TestReadStainsBesideAOne(t *testing.T) {
 		for i := range img.Pix {
 			img.Pix[i] = 190
 		}
-		disc := func(cx, cy, r float64, grey uint8) {
-			for y := int(cy - r - 1); y <= int(cy+r+1); y++ {
-				for x := int(cx - r - 1); x <= int(cx+r+1); x++ {
-					if math.Hypot(float64(x)+0.5-cx, float64(y)+0.5-cy) <= r {
-						img.SetGray(x, y, color.Gray{Y: grey})
-					}
-				}
-			}
-		}
 		die := image.Rect(100, 100, 150, 150)
 		for y := die.Min.Y; y < die.Max.Y; y++ {
 			for x := die.Min.X; x < die.Max.X; x++ {
 				img.SetGray(x, y, color.Gray{Y: 235})
 			}
 		}
-		disc(125, 125, 6, 20)
+		drawDisc(img, 125, 125, 6, 20)
 		for _, p := range [][2]float64{{250, 80}, {300, 200}, {60, 240}} {
-			disc(p[0], p[1], 5, stain)
+			drawDisc(img, p[0], p[1], 5, stain)
 		}
 		dice, err := r.Read(img)
 		if err != nil {
