@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"image"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,5 +205,46 @@ func TestMatchBoxless(t *testing.T) {
 	s.AddError(labels)
 	if s.PhotoErrors != 1 || s.Photos != 1 || s.Missed != 2 {
 		t.Errorf("after AddError %+v", s)
+	}
+}
+
+// TestSkew: a d4 set whose 1s are read right 15 times in 20 and other
+// faces 20 in 20 skews the 1 to 0.75/0.9375 = 0.8 of a fair share and
+// each other face to 1/0.9375; with a face under 20 dice there is none,
+// and the report prints it only for kinds that have one.
+func TestSkew(t *testing.T) {
+	s := NewScore()
+	for f := 1; f <= 4; f++ {
+		for i := 0; i < 20; i++ {
+			box := image.Rect(0, 0, 20, 20)
+			l := []Label{{Die: "d4", Face: f, Box: box, HasBox: true}}
+			a := []Answer{{Die: "d4", Face: face(f), Box: box}}
+			if f == 1 && i < 5 {
+				a[0].Face = nil
+			}
+			s.Add(l, a, time.Millisecond)
+		}
+	}
+	box := image.Rect(0, 0, 20, 20)
+	s.Add([]Label{{Die: "d6", Face: 2, Box: box, HasBox: true}}, []Answer{{Die: "d6", Face: face(2), Box: box}}, time.Millisecond)
+	sk := s.Skew("d4")
+	want := map[int]float64{1: 0.8, 2: 1 / 0.9375, 3: 1 / 0.9375, 4: 1 / 0.9375}
+	if len(sk) != 4 {
+		t.Fatalf("Skew(d4) = %v", sk)
+	}
+	for f, w := range want {
+		if math.Abs(sk[f]-w) > 1e-9 {
+			t.Errorf("Skew(d4)[%d] = %v, want %v", f, sk[f], w)
+		}
+	}
+	if sk := s.Skew("d6"); sk != nil {
+		t.Errorf("Skew(d6) with one die = %v, want nil", sk)
+	}
+	var b bytes.Buffer
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "re-tumble skew") || !strings.Contains(out, "d4 1×0.800 2×1.067") || strings.Contains(out, "  d6 2×") {
+		t.Errorf("report:\n%s", out)
 	}
 }

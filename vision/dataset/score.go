@@ -304,8 +304,66 @@ func (s *Score) WriteText(w io.Writer) error {
 			p("\n")
 		}
 	}
+	headed := false
+	for _, k := range kinds {
+		skew := s.Skew(k)
+		if skew == nil {
+			continue
+		}
+		if !headed {
+			headed = true
+			p("\nre-tumble skew (each face's dice read right against the kind's mean: what a tower that re-tumbles\nunread dice publishes of it, against a fair die's share):\n")
+		}
+		faces := make([]int, 0, len(skew))
+		for f := range skew {
+			faces = append(faces, f)
+		}
+		sort.Ints(faces)
+		p("  %s", k)
+		for _, f := range faces {
+			p(" %d×%.3f", f, skew[f])
+		}
+		p("\n")
+	}
 	return err
 }
+
+// Skew is, for each face of kind k, its dice's share read right against
+// the mean of that share over the kind's faces. A tower that re-tumbles
+// every die it does not read publishes each face at about that many times
+// a fair die's share (wrong answers aside, which it publishes as read): a
+// face read less often than the others comes up less often. nil unless
+// every face of the kind has minSkewDice labelled dice or more.
+func (s *Score) Skew(k string) map[int]float64 {
+	rate := map[int]float64{}
+	sum := 0.0
+	for f := 0; f <= 100; f++ {
+		if !ValidFace(k, f) {
+			continue
+		}
+		n := 0
+		for _, c := range s.Confusion[k][f] {
+			n += c
+		}
+		if n < minSkewDice {
+			return nil
+		}
+		rate[f] = float64(s.Confusion[k][f][strconv.Itoa(f)]) / float64(n)
+		sum += rate[f]
+	}
+	if len(rate) == 0 || sum == 0 {
+		return nil
+	}
+	mean := sum / float64(len(rate))
+	for f := range rate {
+		rate[f] /= mean
+	}
+	return rate
+}
+
+// minSkewDice is how many labelled dice each face needs for Skew: with
+// fewer, one die more or less read moves a face's share by 5% or more.
+const minSkewDice = 20
 
 func kindOrder(k string) int {
 	n, err := strconv.Atoi(k[min(1, len(k)):])
