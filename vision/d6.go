@@ -22,6 +22,9 @@ type pipDie struct {
 	// the polarity of the clear faces (see consistent): a region must
 	// vouch for it (see vouchContested), or its face is unread.
 	contested bool
+	// faint marks a lone pip left out (see consistent) for its contrast
+	// only: of the roll's polarity, fainter than its clearest 1.
+	faint bool
 }
 
 // readPips finds pip dice in g: face hypotheses are checked against the
@@ -1113,6 +1116,7 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 	for i, d := range ds {
 		if d.f.n == 1 {
 			if ps[d.f.pips[0]].light != wantLight || st[i].contrast < minContrastShare*refC {
+				d.faint = ps[d.f.pips[0]].light == wantLight
 				odd = append(odd, d)
 				continue
 			}

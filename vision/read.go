@@ -646,8 +646,12 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		if p.ring-p.core < lonePipContrast {
 			continue // faint: the die's other pips may be fainter still
 		}
-		if fill(p) > g.maxFill() {
-			continue // it fades: a highlight, not a painted disc
+		if fill(p) > g.maxFill() && (p.light || !pd.faint) {
+			// It fades: a highlight, not a painted disc. A dark spot of
+			// the roll's own polarity left out as fainter than its
+			// clearest 1 is a blurred pip: a highlight is light, and
+			// a blurred die's pip fades as the highlight does.
+			continue
 		}
 		b := &bs[best]
 		side := math.Sqrt(float64(b.box.Dx() * b.box.Dy()))
