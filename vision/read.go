@@ -620,7 +620,8 @@ const (
 // size a 1's pip has on such a die (a diameter of lonePipSize of its
 // side), no other pip face on it and no other spot near its middle, of a
 // clear contrast and with an edge (see fill: a soft spot on a die whose
-// grey pips its red hid from the grey image was read as 1).
+// grey pips its red hid from the grey image was read as 1; a dark 1 of
+// the roll's polarity, odd only for its contrast, needs none).
 // Rendered dice of random colours: 73 such 1s at 0.02–0.03 of the side
 // from the middle, diameters 0.11–0.15, and two pips of 2s at 0.23 and
 // 0.28; on matteop65, 96 of the 97 spots left out lie on no die-like
@@ -647,10 +648,10 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 			continue // faint: the die's other pips may be fainter still
 		}
 		if fill(p) > g.maxFill() && (p.light || !pd.faint) {
-			// It fades: a highlight, not a painted disc. A dark spot of
-			// the roll's own polarity left out as fainter than its
-			// clearest 1 is a blurred pip: a highlight is light, and
-			// a blurred die's pip fades as the highlight does.
+			// A spot that fades is a highlight, not a painted disc,
+			// unless it is dark and was left out only as fainter than
+			// the roll's clearest 1: then it is a blurred die's pip,
+			// which fades as a highlight does (a highlight is light).
 			continue
 		}
 		b := &bs[best]
