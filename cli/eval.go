@@ -30,7 +30,7 @@ type evalJSON struct {
 	// MinConfidence is what a face the model reads needed (the model's
 	// own when above --min-confidence).
 	MinConfidence float64 `json:"min_confidence"`
-	// Skew is dataset.Score.Skew for each kind with enough dice of every
+	// Skew is dataset.Score.Skews: each kind with enough dice of every
 	// face.
 	Skew map[string]map[int]float64 `json:"skew,omitempty"`
 	*dataset.Score
@@ -89,17 +89,8 @@ func runEval(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if *asJSON {
-		rep := evalJSON{Dataset: fs.Arg(0), Precision: score.Precision(), Recall: score.Recall(), MsPerPhoto: score.MsPerPhoto(),
-			MinConfidence: r.MinConfidence(), Score: score}
-		for k := range score.Kinds {
-			if sk := score.Skew(k); sk != nil {
-				if rep.Skew == nil {
-					rep.Skew = map[string]map[int]float64{}
-				}
-				rep.Skew[k] = sk
-			}
-		}
-		b, err := json.Marshal(rep)
+		b, err := json.Marshal(evalJSON{Dataset: fs.Arg(0), Precision: score.Precision(), Recall: score.Recall(), MsPerPhoto: score.MsPerPhoto(),
+			MinConfidence: r.MinConfidence(), Skew: score.Skews(), Score: score})
 		if err != nil {
 			return err
 		}

@@ -240,6 +240,9 @@ func TestSkew(t *testing.T) {
 	if sk := s.Skew("d6"); sk != nil {
 		t.Errorf("Skew(d6) with one die = %v, want nil", sk)
 	}
+	if all := s.Skews(); len(all) != 1 || all["d4"][1] != sk[1] {
+		t.Errorf("Skews() = %v, want d4's alone", all)
+	}
 	var b bytes.Buffer
 	if err := s.WriteText(&b); err != nil {
 		t.Fatal(err)

@@ -304,15 +304,14 @@ func (s *Score) WriteText(w io.Writer) error {
 			p("\n")
 		}
 	}
-	headed := false
+	skews := s.Skews()
+	if len(skews) > 0 {
+		p("\nre-tumble skew (each face's dice read right against the kind's mean: what a tower that re-tumbles\nunread dice publishes of it, against a fair die's share):\n")
+	}
 	for _, k := range kinds {
-		skew := s.Skew(k)
+		skew := skews[k]
 		if skew == nil {
 			continue
-		}
-		if !headed {
-			headed = true
-			p("\nre-tumble skew (each face's dice read right against the kind's mean: what a tower that re-tumbles\nunread dice publishes of it, against a fair die's share):\n")
 		}
 		faces := make([]int, 0, len(skew))
 		for f := range skew {
@@ -359,6 +358,20 @@ func (s *Score) Skew(k string) map[int]float64 {
 		rate[f] /= mean
 	}
 	return rate
+}
+
+// Skews is Skew of every kind that has one, nil when none has.
+func (s *Score) Skews() map[string]map[int]float64 {
+	var out map[string]map[int]float64
+	for k := range s.Kinds {
+		if sk := s.Skew(k); sk != nil {
+			if out == nil {
+				out = map[string]map[int]float64{}
+			}
+			out[k] = sk
+		}
+	}
+	return out
 }
 
 // minSkewDice is how many labelled dice each face needs for Skew: with
