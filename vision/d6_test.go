@@ -12,6 +12,12 @@ import (
 // tray with dark round pips (20) of radius r, and returns the pips found.
 func drawDice(t *testing.T, w, h int, tray uint8, dice []image.Rectangle, pips [][2]float64, r float64) (*grayImg, []pip) {
 	t.Helper()
+	return findDrawn(t, paintDice(w, h, tray, dice, pips, r))
+}
+
+// paintDice is drawDice's photo, for a test to add to before the pips
+// are found (findDrawn).
+func paintDice(w, h int, tray uint8, dice []image.Rectangle, pips [][2]float64, r float64) *image.Gray {
 	img := image.NewGray(image.Rect(0, 0, w, h))
 	for i := range img.Pix {
 		img.Pix[i] = tray
@@ -26,6 +32,12 @@ func drawDice(t *testing.T, w, h int, tray uint8, dice []image.Rectangle, pips [
 	for _, p := range pips {
 		drawDisc(img, p[0], p[1], r, 20)
 	}
+	return img
+}
+
+// findDrawn returns img in grey and the pips found in it.
+func findDrawn(t *testing.T, img *image.Gray) (*grayImg, []pip) {
+	t.Helper()
 	g, err := newGray(img)
 	if err != nil {
 		t.Fatal(err)
@@ -436,29 +448,11 @@ func TestCheckFaceSixBridge(t *testing.T) {
 		{"dark spot", 20, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			img := image.NewGray(image.Rect(0, 0, 240, 240))
-			for i := range img.Pix {
-				img.Pix[i] = 60
-			}
-			for y := 64; y < 136; y++ {
-				for x := 66; x < 134; x++ {
-					img.SetGray(x, y, color.Gray{Y: 200})
-				}
-			}
-			for _, p := range at {
-				drawDisc(img, p[0], p[1], 3.5, 20)
-			}
+			img := paintDice(240, 240, 60, []image.Rectangle{image.Rect(66, 64, 134, 136)}, at, 3.5)
 			if tc.grey > 0 {
 				drawDisc(img, 86, 92, 2.5, tc.grey)
 			}
-			g, err := newGray(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.close()
-			inv := g.inverted()
-			defer inv.close()
-			ps := findPips(g, inv)
+			g, ps := findDrawn(t, img)
 			var idx []int
 			for _, p := range at {
 				idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
