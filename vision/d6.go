@@ -31,7 +31,8 @@ type pipDie struct {
 // image (nothing else dark inside the face, die-bright between the pips),
 // overlapping ones resolved, and of the faces of one die the least
 // foreshortened is taken as the up face. odd are the lone pips left out
-// for being unlike the roll's pips (see consistent).
+// for being unlike the roll's pips (see consistent) or as specks (see
+// dropSpecks).
 func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	inv := g.inverted()
 	defer inv.close()
@@ -85,30 +86,34 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	markThirdPips(g, inv, chosen, ps)
 	markRivals(chosen, cut, bigger)
 	markRivals(chosen, valid, fitsBetter)
-	dice, odd = consistent(dropSpecks(upFaces(g, inv, ps, chosen), ps), ps)
-	return dice, ps, odd
+	dice, specks := dropSpecks(upFaces(g, inv, ps, chosen), ps)
+	dice, odd = consistent(dice, ps)
+	return dice, ps, append(odd, specks...)
 }
 
-// dropSpecks leaves out the dice read as a lone pip smaller than
-// minLonePipR: a speck of lint or a crumb on the tray, not the pip of a 1.
-// A 1's face is taken as four pip radii either side of its pip (oneHalf),
-// so such a die would be under 16 working pixels across, too small for
-// its other faces' pips to be counted: no 1 is lost that a 2 to 6 of its
-// size would not be. (A die under about 20 pixels is itself taken for a
-// 1's pip, whatever it shows; see vision.md's known limits.) On
+// dropSpecks takes out the dice read as a lone pip smaller than
+// minLonePipR: most are specks of lint or crumbs on the tray (on
 // burksbuilds' black felt, read for d6 with no d6 in the tray, 385 lone
-// pips were answered as 1s (about 4.5 a photo) at radii of 1.1–1.5 in
-// 9 of 10; matteop65's 150 1s lie at 3.0–7.2 and rendered dice's at
-// 4.2–4.9. They are dropped before consistent, so they do not set the
-// roll's reference either.
-func dropSpecks(ds []pipDie, ps []pip) []pipDie {
-	return slices.DeleteFunc(ds, func(d pipDie) bool {
-		return d.f.n == 1 && ps[d.f.pips[0]].r < minLonePipR
-	})
+// pips were answered as 1s, about 4.5 a photo, at radii of 1.1–1.5 in 9
+// of 10). But a small die's 1 may be that small too: one 24 pixels across
+// whose 1's pip is no larger than its other pips (rendered: 1.6), while
+// matteop65's 150 1s lie at 3.0–7.2. So specks are kept out of consistent
+// (they set no reference) and join the odd lone pips, to be read where a
+// square die-like region vouches for them (lonesOnDice); lint lies on
+// none. Dropped outright (session 27), such dice read every face but 1.
+func dropSpecks(ds []pipDie, ps []pip) (kept, specks []pipDie) {
+	for _, d := range ds {
+		if d.f.n == 1 && ps[d.f.pips[0]].r < minLonePipR {
+			specks = append(specks, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	return kept, specks
 }
 
 // minLonePipR is the least radius, in working pixels, of the pip of a die
-// read as 1 (see dropSpecks).
+// read as 1 with no die-like region to vouch for it (see dropSpecks).
 const minLonePipR = 2.0
 
 // markGlints makes doubtful a chosen 3 or 5 of light pips whose middle

@@ -614,7 +614,8 @@ const (
 
 // lonesOnDice keeps those of the lone pips left out for being unlike the
 // roll's (odd: another polarity or a fainter contrast — a die of another
-// colour) that a die-like region vouches for: a square one (a d6 seen
+// colour) or as specks (a small die's 1) that a die-like region vouches
+// for: a square one (a d6 seen
 // from above; the loop of a numeral at a numbered die's middle is on no
 // square), the pip at its middle (within lonePipOff of its side), of the
 // size a 1's pip has on such a die (a diameter of lonePipSize of its

@@ -446,3 +446,44 @@ func TestReadSmallPhoto(t *testing.T) {
 		}
 	}
 }
+
+// TestReadSmallDice: ivory dice of 30 pixels (24 across their boxes) on
+// dark felt, alone and three to a photo. A die's 1 whose pip has a radius
+// under minLonePipR must be read: a square region vouches for it (see
+// dropSpecks).
+func TestReadSmallDice(t *testing.T) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3} {
+		for _, size := range []float64{30} {
+			var s tally
+			for seed := uint64(1); seed <= 12; seed++ {
+				kinds, faces := make([]rules.Die, n), make([]int, n)
+				for i := range kinds {
+					kinds[i], faces[i] = rules.D6, 1+int(seed+uint64(i))%6
+				}
+				sc := render.RandomScene(seed*31+uint64(size), kinds, render.Options{D6: render.D6Pips, Faces: faces})
+				for i := range sc.Dice {
+					sc.Dice[i].Body, sc.Dice[i].Ink = color.NRGBA{}, color.NRGBA{} // ivory, black pips
+					sc.Dice[i].Size = size
+				}
+				img, truth := render.MustRender(sc)
+				dice, err := r.Read(img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range s.add(truth, dice) {
+					t.Logf("%d dice of %v px, scene %d: %s", n, size, seed, b)
+				}
+			}
+			if s.wrong > 0 {
+				t.Errorf("%d dice of %v px: %d wrong faces, want none", n, size, s.wrong)
+			}
+			if size == 30 && s.right < s.dice {
+				t.Errorf("%d dice of %v px: %d of %d read right, want all", n, size, s.right, s.dice)
+			}
+		}
+	}
+}
