@@ -771,3 +771,38 @@ func TestMarkThirdPips(t *testing.T) {
 		}
 	}
 }
+
+// TestHoleIn: a flat pip holds no peak; a spot holding a lighter dot (a
+// die seen whole holds its pips) does; a pip shaded up to its edge (a
+// concave pip lit from one side) is a slope, no peak, however light it
+// grows toward its edge.
+func TestHoleIn(t *testing.T) {
+	const cx, cy, r = 320.0, 240.0, 8.0
+	for _, tc := range []struct {
+		name  string
+		paint func(img *image.Gray)
+		whole bool
+	}{
+		{"flat", func(*image.Gray) {}, false},
+		{"dot", func(img *image.Gray) { drawDisc(img, cx+4, cy, 1.5, 170) }, true},
+		{"slope", func(img *image.Gray) {
+			for y := int(cy - r); y <= int(cy+r); y++ {
+				for x := int(cx - r); x <= int(cx+r); x++ {
+					if u := float64(x) + 0.5 - cx; math.Hypot(u, float64(y)+0.5-cy) <= r {
+						img.SetGray(x, y, color.Gray{Y: uint8(20 + 150*max(0, u/r))})
+					}
+				}
+			}
+		}, false},
+	} {
+		img := paintDice(640, 480, 60, []image.Rectangle{image.Rect(cx-30, cy-30, cx+30, cy+30)}, [][2]float64{{cx, cy}}, r)
+		tc.paint(img)
+		g, ps := findDrawn(t, img)
+		k := pipAtPos(t, ps, cx, cy)
+		h := holeIn(g, &ps[k])
+		t.Logf("%s: holeIn %.2f", tc.name, h)
+		if (h >= wholeDieHole) != tc.whole {
+			t.Errorf("%s: holeIn %.2f, want a whole die %v (at %v)", tc.name, h, tc.whole, wholeDieHole)
+		}
+	}
+}

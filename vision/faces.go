@@ -164,11 +164,12 @@ func faceHypotheses(ps []pip) []face {
 			good = append(good, i)
 		}
 	}
-	// Compatible neighbours of each good pip.
+	// Compatible neighbours of each good pip. A spot that is a whole die
+	// (see holeIn) is a face of its own, never a pip among others.
 	nb := make(map[int][]int, len(good))
 	for a, i := range good {
 		for _, j := range good[a+1:] {
-			if compatible(&ps[i], &ps[j]) {
+			if !ps[i].whole && !ps[j].whole && compatible(&ps[i], &ps[j]) {
 				nb[i] = append(nb[i], j)
 				nb[j] = append(nb[j], i)
 			}
@@ -179,11 +180,11 @@ func faceHypotheses(ps []pip) []face {
 	// of four or more whose other pips are clean (a smeared 6 lost one).
 	weak := make(map[int][]int)
 	for k := range ps {
-		if ps[k].ok || ps[k].elong < 0.5 || ps[k].ring-ps[k].core < minWeakContrast {
+		if ps[k].ok || ps[k].whole || ps[k].elong < 0.5 || ps[k].ring-ps[k].core < minWeakContrast {
 			continue
 		}
 		for _, i := range good {
-			if compatible(&ps[i], &ps[k]) {
+			if !ps[i].whole && compatible(&ps[i], &ps[k]) {
 				weak[i] = append(weak[i], k)
 			}
 		}

@@ -22,6 +22,9 @@ type pip struct {
 	elong      float64 // minor/major axis ratio, 1 = round
 	ok         bool    // passes the pip tests (shape, bright ring)
 	light      bool    // a light pip on a dark die (greys are then inverted)
+	// whole marks a light spot that holds a darker one: a light die too
+	// small for its pips to be found, seen whole (see holeIn).
+	whole bool
 }
 
 // pipParams are relative to the photo, not tuned per dataset.
@@ -125,6 +128,7 @@ func findSpots(g *grayImg, kernel gocv.Mat, p pipParams, light bool) []pip {
 			continue
 		}
 		c.light = light
+		c.whole = light && holeIn(g, &c) >= wholeDieHole
 		out = append(out, c)
 	}
 	return out

@@ -447,17 +447,19 @@ func TestReadSmallPhoto(t *testing.T) {
 	}
 }
 
-// TestReadSmallDice: ivory dice of 30 pixels (24 across their boxes) on
-// dark felt, alone and three to a photo. A die's 1 whose pip has a radius
-// under minLonePipR must be read: a square region vouches for it (see
-// dropSpecks).
+// TestReadSmallDice: ivory dice of 14 to 30 pixels (12 to 24 across their
+// boxes) on dark felt, alone and three to a photo. A die too small for its
+// pips to be found is seen whole as the pip of a 1 (pip.whole): it must
+// be unread, never a 1, nor one pip of a face made with another such die.
+// A die of 30 pixels, whose 1's pip has a radius under minLonePipR, must
+// be read: a square region vouches for it (see dropSpecks).
 func TestReadSmallDice(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{1, 3} {
-		for _, size := range []float64{30} {
+		for _, size := range []float64{14, 18, 22, 26, 30} {
 			var s tally
 			for seed := uint64(1); seed <= 12; seed++ {
 				kinds, faces := make([]rules.Die, n), make([]int, n)
@@ -478,8 +480,8 @@ func TestReadSmallDice(t *testing.T) {
 					t.Logf("%d dice of %v px, scene %d: %s", n, size, seed, b)
 				}
 			}
-			if s.wrong > 0 {
-				t.Errorf("%d dice of %v px: %d wrong faces, want none", n, size, s.wrong)
+			if s.wrong > 0 || s.invented > 0 {
+				t.Errorf("%d dice of %v px: %d wrong faces and %d invented dice, want none", n, size, s.wrong, s.invented)
 			}
 			if size == 30 && s.right < s.dice {
 				t.Errorf("%d dice of %v px: %d of %d read right, want all", n, size, s.right, s.dice)
