@@ -566,11 +566,15 @@ func (c *Client) Close(ctx context.Context) error {
 	if n := c.store.UnackedCount(); n > 0 {
 		c.log.Warn("mqtt: closing with undelivered messages; they are sent on the next start", "count", n)
 	}
-	if tok := c.pub.publish(c.t.status, 1, true, []byte("offline"), 0); tok != nil {
-		select {
-		case <-tok.Done():
-		case <-ctx.Done():
-		}
+	tok := c.pub.publish(c.t.status, 1, true, []byte("offline"), 0)
+	select {
+	case <-tok.Done():
+	case <-ctx.Done():
+	}
+	if err := unconfirmed(ctx, tok); err != nil {
+		// Subscribers then learn it from the last will, once the broker
+		// finds the connection gone, or from the next start's outbox.
+		c.log.Warn("mqtt: closing without the broker's acknowledgement of the offline status", "err", err)
 	}
 	close(c.done)
 	c.pub.wait()
@@ -581,6 +585,17 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	c.log.Info("mqtt: client closed")
 	return nil
+}
+
+// unconfirmed is why tok, a QoS 1 publish waited for until ctx ended,
+// was not acknowledged, or nil when it was.
+func unconfirmed(ctx context.Context, tok paho.Token) error {
+	select {
+	case <-tok.Done():
+		return tok.Error()
+	default:
+		return fmt.Errorf("no acknowledgement before the close deadline: %w", ctx.Err())
+	}
 }
 
 // crash stops the client the way a killed process would: the connection is

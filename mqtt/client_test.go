@@ -652,3 +652,28 @@ func TestEmbeddedBrokerLogins(t *testing.T) {
 	bot.SendDice("x", "d12")
 	bot.WaitAnswered(guard, "x")
 }
+
+// TestCloseWarnsOfflineUnconfirmed: a client closed after its broker has
+// gone cannot have its "offline" status acknowledged, and says so in its
+// log rather than closing as if subscribers had been told.
+func TestCloseWarnsOfflineUnconfirmed(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
+	b := startEmbedded(t, mqtt.Config{}, log)
+	tw := startTower(t, towerConfig(b.URL(), "t9"), t.TempDir(), log, nil)
+	bot := mqtttest.NewBot(t, b.URL(), "dicetower/t9", mqtttest.BotOptions{ClientID: "watch-" + t.Name()})
+	bot.WaitStatus(guard, "online")
+	b.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := tw.c.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	<-tw.done
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "acknowledgement of the offline status") {
+		t.Errorf("no warning that the offline status went unacknowledged; log:\n%s", buf.String())
+	}
+}
