@@ -573,7 +573,7 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	if err := unconfirmed(ctx, tok); err != nil {
 		// Subscribers then learn it from the last will, once the broker
-		// finds the connection gone, or from the next start's outbox.
+		// finds the connection gone.
 		c.log.Warn("mqtt: closing without the broker's acknowledgement of the offline status", "err", err)
 	}
 	close(c.done)
