@@ -212,11 +212,11 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				}
 			case !whole && r.opts.Model == nil && b.dieLike() && r.marksOnly(dice, dropped, b):
 				// Without a model, where numbered dice may lie, lone
-				// pips off a 1's place on a die far larger than a 1's
-				// face are marks on it, the loops of its numerals (a
-				// rendered d8's 7 and a d20's 2 read as d6 1s): they
-				// go, and the blob is a die of its own below, its face
-				// unread.
+				// pips that are no 1 (see marksOnly) on a die far
+				// larger than a 1's face are marks on it, the loops of
+				// its numerals (a rendered d8's 7 and a d20's 2 read as
+				// d6 1s): they go, and the blob is a die of its own
+				// below, its face unread.
 				for j, d := range dice {
 					if centre(d.Box).In(b.box) {
 						dropped[j] = true
@@ -366,16 +366,17 @@ type witness struct {
 }
 
 // marksOnly tells whether the pip dice on b (those not dropped) are all
-// lone pips away from where a 1's pip lies on a die (within contestedOff
-// of its width from its middle across, not below contestedBelow of its
-// height under it: see vouchContested), when a kind other than d6 may be
-// in the photo: then they are marks on a numbered die, not a d6's 1 (see
-// mergeBlobs). matteop65's 1s, read with every kind allowed, lie on dice
-// up to six times their faces' area (a die seen at a slant, its shadow):
-// all eight such were read as before; a rendered d8's 7 lay 0.33 across.
-// In 300 rendered trays of numbered dice (half with two pip d6), marks
-// answered as faces went from 217 to 121, all 300 pip d6 reading as
-// before. A mark at a d12's middle is still a 1 (54 of the 121).
+// lone pips that are no d6's 1, when a kind other than d6 may be in the
+// photo: then they are marks on a numbered die (see mergeBlobs). A 1's
+// pip lies within contestedOff of the die's width from its middle across
+// and not below contestedBelow of its height under it (see
+// vouchContested), and its face is at least 1/markArea of the die's box.
+// The faces of matteop65's 1s, read with every kind allowed, are 1/5.9
+// of their dice's regions or more (a die seen at a slant, its shadow),
+// rendered d6's 1/5.4; a rendered d8's mark is 1/8.6 or less, a d12's
+// 1/11.4. In 300 rendered trays of numbered dice (half with two pip d6),
+// marks answered as faces went from 217 to 56, every pip d6 reading as
+// before; matteop65 reads as before.
 func (r *Reader) marksOnly(dice []Die, dropped []bool, b *blob) bool {
 	if !slices.ContainsFunc(Kinds, func(k string) bool { return k != "d6" && r.allows(k) }) {
 		return false
@@ -390,12 +391,17 @@ func (r *Reader) marksOnly(dice []Die, dropped []bool, b *blob) bool {
 		if d.pips != 1 {
 			return false
 		}
-		if math.Abs(float64(c.X-bc.X)) <= contestedOff*w && float64(c.Y-bc.Y) <= contestedBelow*h {
+		tiny := w*h > markArea*float64(d.Box.Dx()*d.Box.Dy())
+		if !tiny && math.Abs(float64(c.X-bc.X)) <= contestedOff*w && float64(c.Y-bc.Y) <= contestedBelow*h {
 			return false
 		}
 	}
 	return true
 }
+
+// markArea is how many times a 1's face the region of the die it lies
+// on may be, at most (see marksOnly).
+const markArea = 8
 
 // pipWitnesses are the faces of two or more pips among pds, not in doubt.
 //

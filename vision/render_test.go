@@ -482,3 +482,55 @@ func TestReadSmallDice(t *testing.T) {
 		}
 	}
 }
+
+// TestReadNumberedMarksWithoutModel: numbered dice other than d12, alone
+// or beside pip d6, read with every kind allowed and no model: no mark
+// on a numbered die is answered as a face (see marksOnly), and the pip
+// d6 read as ever. (A d12's numeral at its middle is still taken for a
+// 1: see vision.md.)
+func TestReadNumberedMarksWithoutModel(t *testing.T) {
+	r, err := NewReader(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbered := []rules.Die{rules.D4, rules.D8, rules.D10, rules.D20, rules.D100}
+	var pips tally
+	for seed := uint64(1); seed <= 60; seed++ {
+		kinds := []rules.Die{numbered[seed%5], numbered[(seed/5)%5]}
+		if seed%2 == 0 {
+			kinds = append(kinds, rules.D6, rules.D6)
+		}
+		img, truth := render.MustRender(render.RandomScene(seed, kinds, render.Options{D6: render.D6Pips}))
+		dice, err := r.Read(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d6Truth []render.Truth
+		var d6Dice []Die
+		for _, d := range dice {
+			on := -1
+			for i := range truth {
+				if centre(d.Box).In(truth[i].Box) {
+					on = i
+				}
+			}
+			switch {
+			case on >= 0 && truth[on].Kind == rules.D6:
+				d6Dice = append(d6Dice, d)
+			case d.Face != nil:
+				t.Errorf("scene %d: a mark answered as %s at %v", seed, Label(d), d.Box)
+			}
+		}
+		for _, tr := range truth {
+			if tr.Kind == rules.D6 {
+				d6Truth = append(d6Truth, tr)
+			}
+		}
+		for _, b := range pips.add(d6Truth, d6Dice) {
+			t.Logf("scene %d: %s", seed, b)
+		}
+	}
+	if pips.wrong > 0 || pips.recall() < 0.95 {
+		t.Errorf("pip d6 beside numbered dice: %d of %d right, %d wrong", pips.right, pips.dice, pips.wrong)
+	}
+}
