@@ -128,13 +128,20 @@ func readRenderedPips(t *testing.T, topDown, anyColour bool) {
 // TestReadIgnoresSpecks: light specks of lint on dark felt, a little
 // smaller than a 1's pip could be on a die whose other faces can be
 // counted, are not dice showing 1, with a die of dark pips showing 1 in
-// the tray or none; the die's 1 is still read.
+// the tray or none; the die's 1 is still read. Specks 5 pixels across,
+// as large as a small die's 1, are not dice beside a die showing 1 of
+// twice their size (see dropLint); alone they are (a black die's white 1
+// on black felt looks the same).
 func TestReadIgnoresSpecks(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, withDie := range []bool{true, false} {
+	for _, c := range []struct {
+		withDie bool
+		r2      int // the speck's squared radius, drawn
+	}{{true, 2}, {false, 2}, {true, 4}} {
+		withDie := c.withDie
 		sc := render.RandomScene(3, []rules.Die{rules.D6}, render.Options{D6: render.D6Pips, Faces: []int{1}, Noise: 2})
 		sc.Felt = color.NRGBA{R: 12, G: 12, B: 14, A: 255}
 		sc.Dice[0].Body, sc.Dice[0].Ink = color.NRGBA{}, color.NRGBA{} // ivory, black pips
@@ -146,7 +153,8 @@ func TestReadIgnoresSpecks(t *testing.T) {
 		draw.Draw(img, img.Rect, src, src.Bounds().Min, draw.Src)
 		// Specks 3 pixels across (a radius of 1.6 as the pip finder
 		// measures it, at 640x480 working pixels too; burksbuilds' lint
-		// is 1.1–1.5), in a grid over the tray off the die.
+		// is 1.1–1.5), or 5 across, in a grid
+		// over the tray off the die.
 		tray := render.DefaultTray(img.Rect.Dx(), img.Rect.Dy())
 		specks := 0
 		for y := tray.Min.Y + 30; y < tray.Max.Y-20; y += 70 {
@@ -156,7 +164,7 @@ func TestReadIgnoresSpecks(t *testing.T) {
 				}
 				for v := -2; v <= 2; v++ {
 					for u := -2; u <= 2; u++ {
-						if u*u+v*v <= 2 {
+						if u*u+v*v <= c.r2 {
 							img.Set(x+u, y+v, color.RGBA{R: 225, G: 228, B: 232, A: 255})
 						}
 					}
@@ -175,7 +183,7 @@ func TestReadIgnoresSpecks(t *testing.T) {
 				continue
 			}
 			if d.Face != nil {
-				t.Errorf("with die %v: a speck read as %s at %v", withDie, Label(d), d.Box)
+				t.Errorf("with die %v, specks of r² %d: a speck read as %s at %v", withDie, c.r2, Label(d), d.Box)
 			}
 		}
 		if withDie && !read {
