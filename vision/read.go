@@ -666,11 +666,10 @@ const (
 // lonesOnDice keeps those of the lone pips left out for being unlike the
 // roll's (odd: another polarity or a fainter contrast — a die of another
 // colour) or as specks (a small die's 1) that a die-like region vouches
-// for: a square one (a d6 seen
-// from above; the loop of a numeral at a numbered die's middle is on no
-// square), the pip at its middle (within lonePipOff of its side), of the
-// size a 1's pip has on such a die (a diameter of lonePipSize of its
-// side), no other pip face on it and no other spot near its middle, of a
+// for: a square one (a d6 seen from above; the loop of a numeral at a
+// numbered die's middle is on no square), the pip at its middle (within
+// lonePipOff of its side), of the size a 1's pip has on such a die (a
+// diameter of lonePipSize of its side), no other pip face on it and no other spot near its middle, of a
 // clear contrast and with an edge (see fill: a soft spot on a die whose
 // grey pips its red hid from the grey image was read as 1; a dark 1 of
 // the roll's polarity, odd only for its contrast, needs none).
