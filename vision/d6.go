@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"cmp"
 	"image"
 	"math"
 	"slices"
@@ -93,8 +94,8 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 }
 
 // markWholeDice makes unread the dice read as the lone pip of a 1 that is
-// a whole die (pip.whole): a light die too small for its own pips to be
-// found, on a dark tray. They are boxed as the spot itself (a square of
+// a whole die (pip.whole): a die too small for its own pips to be found,
+// light on a dark tray or dark on a light one. They are boxed as the spot itself (a square of
 // side s measures a radius of s/√3). It runs after consistent: beside
 // dice of readable pips such a spot is left out as unlike theirs, and
 // the die may be read from its own pips.
@@ -108,49 +109,82 @@ func markWholeDice(ds []pipDie, ps []pip) {
 	}
 }
 
-// wholeDieIn and wholeDieHole are how far in holeIn looks (a share of
-// the spot's radius: a tiny 2's pips lie 0.7 out) and the peak, in shares
-// of the spot's contrast, that makes it a whole die.
+// wholeDieIn, wholeDieHole and wholeDarkHole are how far in a spot
+// peaksIn looks (a share of its radius: a tiny 2's pips lie 0.7 out) and
+// how high a peak, in shares of the spot's contrast, makes a light spot a
+// whole die, and two of them a dark one (see wholeDie).
 const (
-	wholeDieIn   = 0.85
-	wholeDieHole = 0.6
+	wholeDieIn    = 0.85
+	wholeDieHole  = 0.6
+	wholeDarkHole = 1.0
 )
 
-// holeIn is how much brighter than its core, in shares of its contrast,
-// the brightest peak (a pixel none of its neighbours outshines) within
-// wholeDieIn of p's radius from its middle is, on g where p is dark. A
-// painted pip is flat inside; a die seen whole holds its pips. A slope is
-// no peak: a webcam's pip is shaded up to its edge, and the brightest
-// pixel inside matteop65's pips lay at 0.6 of their contrast (its
-// inverted copy, of light pips, then lost faces). Rendered light pips of
-// random colours measure up to 0.11 (1,386 in 600 scenes); the 3,266
-// dark pips of matteop65's read faces up to 0.49 but for three holding a
-// glint (0.81–0.89); whole dice of 16–31 pixels 0.80–2.16 and of 13
-// pixels 0.57–1.26, every face. Dark spots are not asked: a glint in a
-// dark pip is such a peak.
-func holeIn(g *grayImg, p *pip) float64 {
+// wholeDie tells whether p, a spot dark on g, is a whole die too small for
+// its pips to be found rather than a pip: its pips are peaks inside it
+// where a painted pip is flat (see peaksIn). A light spot is a whole die
+// with one peak of wholeDieHole of its contrast; a dark one needs two
+// apart, each brighter than the tray around it (wholeDarkHole): a concave
+// dark pip may hold a glint, and matteop65's 3,266 dark pips of read faces
+// measure up to 0.49 but for three holding one (0.81–0.89, two of them
+// with two peaks). Rendered light pips of random colours measure up to
+// 0.11 (1,386 in 600 scenes); whole ivory dice of 16–31 pixels 0.80–2.16
+// and of 13 pixels 0.57–1.26, every face; whole black dice on a light
+// tray of 14–22 pixels as many peaks of 1.0–1.3 as they show pips (a 6
+// of 14 pixels 3 or 4), so a black die's 1 still reads as 1.
+func wholeDie(g *grayImg, p *pip) bool {
+	pks := peaksIn(g, p)
+	if p.light {
+		return len(pks) > 0 && pks[0].h >= wholeDieHole
+	}
+	var tops []peak
+	for _, a := range pks {
+		if a.h < wholeDarkHole {
+			break
+		}
+		if !slices.ContainsFunc(tops, func(b peak) bool { return math.Hypot(a.x-b.x, a.y-b.y) < peakApart }) {
+			tops = append(tops, a)
+		}
+	}
+	return len(tops) >= 2
+}
+
+// peakApart is how far apart, in working pixels, two peaks in a spot are
+// two (a tiny die's pips lie 3 or more apart).
+const peakApart = 2.5
+
+// peak is a pixel none of its neighbours outshines, and one of them is
+// darker, inside a spot: h is how much brighter than the spot's core it
+// is, in shares of the spot's contrast.
+type peak struct{ x, y, h float64 }
+
+// peaksIn returns the peaks within wholeDieIn of p's radius from its
+// middle on g, where p is dark, highest first. A slope is no peak: a
+// webcam's pip is shaded up to its edge, and the brightest pixel inside
+// matteop65's pips lay at 0.6 of their contrast (its inverted copy, of
+// light pips, then lost faces).
+func peaksIn(g *grayImg, p *pip) []peak {
 	r := wholeDieIn * p.r
-	top := p.core
+	c := max(1, p.ring-p.core)
+	var out []peak
 	for y := max(1, int(math.Ceil(p.y-r))); y <= min(g.h-2, int(p.y+r)); y++ {
 		for x := max(1, int(math.Ceil(p.x-r))); x <= min(g.w-2, int(p.x+r)); x++ {
 			if math.Hypot(float64(x)-p.x, float64(y)-p.y) > r {
 				continue
 			}
-			// Only a peak counts: a dot inside, not the slope of a
-			// shaded pip's edge up to the die around it.
 			v := g.pix[y*g.w+x]
-			peak, lower := true, false
+			top, lower := true, false
 			for _, o := range [8]int{-g.w - 1, -g.w, -g.w + 1, -1, 1, g.w - 1, g.w, g.w + 1} {
 				n := g.pix[y*g.w+x+o]
-				peak = peak && n <= v
+				top = top && n <= v
 				lower = lower || n < v
 			}
-			if peak && lower {
-				top = max(top, float64(v))
+			if top && lower {
+				out = append(out, peak{float64(x), float64(y), (float64(v) - p.core) / c})
 			}
 		}
 	}
-	return (top - p.core) / max(1, p.ring-p.core)
+	slices.SortFunc(out, func(a, b peak) int { return cmp.Compare(b.h, a.h) })
+	return out
 }
 
 // dropSpecks takes out the dice read as a lone pip smaller than

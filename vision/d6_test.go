@@ -772,19 +772,25 @@ func TestMarkThirdPips(t *testing.T) {
 	}
 }
 
-// TestHoleIn: a flat pip holds no peak; a spot holding a lighter dot (a
-// die seen whole holds its pips) does; a pip shaded up to its edge (a
-// concave pip lit from one side) is a slope, no peak, however light it
-// grows toward its edge.
-func TestHoleIn(t *testing.T) {
+// TestWholeDie: a flat pip holds no peak; a spot holding a lighter dot (a
+// die seen whole holds its pips) is a whole die if light, and if dark
+// when it holds two dots brighter than the tray around it (one is a
+// glint in a concave pip); a pip shaded up to its edge (lit from one
+// side) is a slope, no peak, however light it grows toward its edge.
+func TestWholeDie(t *testing.T) {
 	const cx, cy, r = 320.0, 240.0, 8.0
 	for _, tc := range []struct {
-		name  string
-		paint func(img *image.Gray)
-		whole bool
+		name        string
+		paint       func(img *image.Gray)
+		light, dark bool // whole as a light spot, as a dark one
 	}{
-		{"flat", func(*image.Gray) {}, false},
-		{"dot", func(img *image.Gray) { drawDisc(img, cx+4, cy, 1.5, 170) }, true},
+		{"flat", func(*image.Gray) {}, false, false},
+		{"dot", func(img *image.Gray) { drawDisc(img, cx+4, cy, 1.5, 170) }, true, false},
+		{"glint", func(img *image.Gray) { drawDisc(img, cx+4, cy, 1.5, 240) }, true, false},
+		{"two dots", func(img *image.Gray) {
+			drawDisc(img, cx+4, cy-2, 1.5, 240)
+			drawDisc(img, cx-4, cy+2, 1.5, 240)
+		}, true, true},
 		{"slope", func(img *image.Gray) {
 			for y := int(cy - r); y <= int(cy+r); y++ {
 				for x := int(cx - r); x <= int(cx+r); x++ {
@@ -793,16 +799,25 @@ func TestHoleIn(t *testing.T) {
 					}
 				}
 			}
-		}, false},
+		}, false, false},
 	} {
 		img := paintDice(640, 480, 60, []image.Rectangle{image.Rect(cx-30, cy-30, cx+30, cy+30)}, [][2]float64{{cx, cy}}, r)
 		tc.paint(img)
 		g, ps := findDrawn(t, img)
-		k := pipAtPos(t, ps, cx, cy)
-		h := holeIn(g, &ps[k])
-		t.Logf("%s: holeIn %.2f", tc.name, h)
-		if (h >= wholeDieHole) != tc.whole {
-			t.Errorf("%s: holeIn %.2f, want a whole die %v (at %v)", tc.name, h, tc.whole, wholeDieHole)
+		p := ps[pipAtPos(t, ps, cx, cy)]
+		top := 0.0
+		if pks := peaksIn(g, &p); len(pks) > 0 {
+			top = pks[0].h
+		}
+		for _, light := range []bool{true, false} {
+			p.light = light
+			want := tc.dark
+			if light {
+				want = tc.light
+			}
+			if got := wholeDie(g, &p); got != want {
+				t.Errorf("%s, light %v: whole %v, want %v (highest peak %.2f)", tc.name, light, got, want, top)
+			}
 		}
 	}
 }

@@ -165,7 +165,7 @@ func faceHypotheses(ps []pip) []face {
 		}
 	}
 	// Compatible neighbours of each good pip. A spot that is a whole die
-	// (see holeIn) is a face of its own, never a pip among others.
+	// (see wholeDie) is a face of its own, never a pip among others.
 	nb := make(map[int][]int, len(good))
 	for a, i := range good {
 		for _, j := range good[a+1:] {

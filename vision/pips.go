@@ -22,8 +22,8 @@ type pip struct {
 	elong      float64 // minor/major axis ratio, 1 = round
 	ok         bool    // passes the pip tests (shape, bright ring)
 	light      bool    // a light pip on a dark die (greys are then inverted)
-	// whole marks a light spot that holds a darker one: a light die too
-	// small for its pips to be found, seen whole (see holeIn).
+	// whole marks a spot that holds peaks of the other polarity: a die
+	// too small for its pips to be found, seen whole (see wholeDie).
 	whole bool
 }
 
@@ -128,7 +128,7 @@ func findSpots(g *grayImg, kernel gocv.Mat, p pipParams, light bool) []pip {
 			continue
 		}
 		c.light = light
-		c.whole = light && holeIn(g, &c) >= wholeDieHole
+		c.whole = wholeDie(g, &c)
 		out = append(out, c)
 	}
 	return out

@@ -449,44 +449,58 @@ func TestReadSmallPhoto(t *testing.T) {
 }
 
 // TestReadSmallDice: ivory dice of 14 to 30 pixels (12 to 24 across their
-// boxes) on dark felt, alone and three to a photo. A die too small for its
-// pips to be found is seen whole as the pip of a 1 (pip.whole): it must
-// be unread, never a 1, nor one pip of a face made with another such die.
-// A die of 30 pixels, whose 1's pip has a radius under minLonePipR, must
-// be read: a square region vouches for it (see dropSpecks).
+// boxes) on dark felt, and black dice of white pips on a light tray,
+// alone and three to a photo. A die too small for its pips to be found is
+// seen whole as the pip of a 1 (pip.whole): it must be unread, never a 1
+// (a black die's 1 may read as 1), nor one pip of a face made with
+// another such die. A die of 30 pixels, whose 1's pip has a radius under
+// minLonePipR, must be read: a square region vouches for it (see
+// dropSpecks).
 func TestReadSmallDice(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{1, 3} {
-		for _, size := range []float64{14, 18, 22, 26, 30} {
-			var s tally
-			for seed := uint64(1); seed <= 12; seed++ {
-				kinds, faces := make([]rules.Die, n), make([]int, n)
-				for i := range kinds {
-					kinds[i], faces[i] = rules.D6, 1+int(seed+uint64(i))%6
-				}
-				sc := render.RandomScene(seed*31+uint64(size), kinds, render.Options{D6: render.D6Pips, Faces: faces})
-				for i := range sc.Dice {
-					sc.Dice[i].Body, sc.Dice[i].Ink = color.NRGBA{}, color.NRGBA{} // ivory, black pips
-					sc.Dice[i].Size = size
-				}
-				img, truth := render.MustRender(sc)
-				dice, err := r.Read(img)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, b := range s.add(truth, dice) {
-					t.Logf("%d dice of %v px, scene %d: %s", n, size, seed, b)
-				}
+	black, white := color.NRGBA{R: 30, G: 30, B: 34, A: 255}, color.NRGBA{R: 240, G: 240, B: 235, A: 255}
+	for _, c := range []struct {
+		n    int
+		size float64
+		dark bool
+	}{
+		{1, 14, false}, {1, 18, false}, {1, 22, false}, {1, 26, false}, {1, 30, false},
+		{3, 14, false}, {3, 18, false}, {3, 22, false}, {3, 26, false}, {3, 30, false},
+		{1, 18, true}, {1, 22, true}, {3, 22, true}, {3, 26, true},
+	} {
+		n, size := c.n, c.size
+		var s tally
+		for seed := uint64(1); seed <= 12; seed++ {
+			kinds, faces := make([]rules.Die, n), make([]int, n)
+			for i := range kinds {
+				kinds[i], faces[i] = rules.D6, 1+int(seed+uint64(i))%6
 			}
-			if s.wrong > 0 || s.invented > 0 {
-				t.Errorf("%d dice of %v px: %d wrong faces and %d invented dice, want none", n, size, s.wrong, s.invented)
+			sc := render.RandomScene(seed*31+uint64(size), kinds, render.Options{D6: render.D6Pips, Faces: faces})
+			for i := range sc.Dice {
+				sc.Dice[i].Body, sc.Dice[i].Ink = color.NRGBA{}, color.NRGBA{} // ivory, black pips
+				if c.dark {
+					sc.Dice[i].Body, sc.Dice[i].Ink = black, white
+					sc.Felt = color.NRGBA{R: 200, G: 190, B: 170, A: 255}
+				}
+				sc.Dice[i].Size = size
 			}
-			if size == 30 && s.right < s.dice {
-				t.Errorf("%d dice of %v px: %d of %d read right, want all", n, size, s.right, s.dice)
+			img, truth := render.MustRender(sc)
+			dice, err := r.Read(img)
+			if err != nil {
+				t.Fatal(err)
 			}
+			for _, b := range s.add(truth, dice) {
+				t.Logf("%d dice of %v px (dark %v), scene %d: %s", n, size, c.dark, seed, b)
+			}
+		}
+		if s.wrong > 0 || s.invented > 0 {
+			t.Errorf("%d dice of %v px (dark %v): %d wrong faces and %d invented dice, want none", n, size, c.dark, s.wrong, s.invented)
+		}
+		if size == 30 && s.right < s.dice {
+			t.Errorf("%d dice of %v px: %d of %d read right, want all", n, size, s.right, s.dice)
 		}
 	}
 }
