@@ -95,10 +95,10 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 
 // markWholeDice makes unread the dice read as the lone pip of a 1 that is
 // a whole die (pip.whole): a die too small for its own pips to be found,
-// light on a dark tray or dark on a light one. They are boxed as the spot itself (a square of
-// side s measures a radius of s/√3). It runs after consistent: beside
-// dice of readable pips such a spot is left out as unlike theirs, and
-// the die may be read from its own pips.
+// light on a dark tray or dark on a light one. They are boxed as the spot
+// itself (a square of side s measures a radius of s/√3). It runs after
+// consistent: beside dice of readable pips such a spot is left out as
+// unlike theirs, and the die may be read from its own pips.
 func markWholeDice(ds []pipDie, ps []pip) {
 	for i := range ds {
 		d := &ds[i]
