@@ -105,15 +105,12 @@ func (r *Reader) read(img image.Image, g *grayImg, inView bool) ([]Die, error) {
 // from the tray when they may be present and could be read or placed: with
 // a classifier, with an empty-tray photo, or when other kinds are allowed.
 func (r *Reader) needBlobs() bool {
-	if r.opts.Model != nil || r.opts.Background != nil {
-		return true
-	}
-	for _, k := range Kinds {
-		if k != "d6" && r.allows(k) {
-			return true
-		}
-	}
-	return false
+	return r.opts.Model != nil || r.opts.Background != nil || r.allowsNumbered()
+}
+
+// allowsNumbered tells whether a kind other than d6 may be in the photo.
+func (r *Reader) allowsNumbered() bool {
+	return slices.ContainsFunc(Kinds, func(k string) bool { return k != "d6" && r.allows(k) })
 }
 
 // blobs finds the regions of img that differ from the tray.
@@ -200,24 +197,15 @@ func (r *Reader) mergeBlobs(img image.Image, dice []Die, bs []blob, witnesses []
 				// A region smaller than the face is part of the die (a
 				// lit side), not its outline: the face keeps its box.
 				continue
-			case !whole && r.opts.Model != nil && b.dieLike():
+			case !whole && b.dieLike() && (r.opts.Model != nil || r.marksOnly(dice, dropped, b)):
 				// A "face" far smaller than the single die it lies on is
 				// no d6's top but a numeral or mark on a numbered die (a
 				// gold 7 on a dark d20 passes for the lone pip of a 1):
 				// every such speck on it goes, and the blob is read as a
-				// die of its own below.
-				for j, d := range dice {
-					if centre(d.Box).In(b.box) {
-						dropped[j] = true
-					}
-				}
-			case !whole && r.opts.Model == nil && b.dieLike() && r.marksOnly(dice, dropped, b):
-				// Without a model, where numbered dice may lie, lone
-				// pips that are no 1 (see marksOnly) on a die far
-				// larger than a 1's face are marks on it, the loops of
-				// its numerals (a rendered d8's 7 and a d20's 2 read as
-				// d6 1s): they go, and the blob is a die of its own
-				// below, its face unread.
+				// die of its own below. Without a model, where numbered
+				// dice may lie, only lone pips that are no 1 are taken
+				// for marks (see marksOnly: a rendered d8's 7 and a
+				// d20's 2 read as d6 1s), and the die's face is unread.
 				for j, d := range dice {
 					if centre(d.Box).In(b.box) {
 						dropped[j] = true
@@ -369,9 +357,8 @@ type witness struct {
 // marksOnly tells whether the pip dice on b (those not dropped) are all
 // lone pips that are no d6's 1, when a kind other than d6 may be in the
 // photo: then they are marks on a numbered die (see mergeBlobs). A 1's
-// pip lies within contestedOff of the die's width from its middle across
-// and not below contestedBelow of its height under it (see
-// vouchContested), and its face is at least 1/markArea of the die's box.
+// pip lies where a 1's does (atOnesPlace), and its face is at least
+// 1/markArea of the die's box.
 // The faces of matteop65's 1s, read with every kind allowed, are 1/5.9
 // of their dice's regions or more (a die seen at a slant, its shadow),
 // rendered d6's 1/5.4; a rendered d8's mark is 1/8.6 or less, a d12's
@@ -379,11 +366,10 @@ type witness struct {
 // marks answered as faces went from 217 to 56, every pip d6 reading as
 // before; matteop65 reads as before.
 func (r *Reader) marksOnly(dice []Die, dropped []bool, b *blob) bool {
-	if !slices.ContainsFunc(Kinds, func(k string) bool { return k != "d6" && r.allows(k) }) {
+	if !r.allowsNumbered() {
 		return false
 	}
-	w, h := float64(b.box.Dx()), float64(b.box.Dy())
-	bc := centre(b.box)
+	area := float64(b.box.Dx() * b.box.Dy())
 	for j, d := range dice {
 		c := centre(d.Box)
 		if dropped[j] || !c.In(b.box) {
@@ -392,8 +378,8 @@ func (r *Reader) marksOnly(dice []Die, dropped []bool, b *blob) bool {
 		if d.pips != 1 {
 			return false
 		}
-		tiny := w*h > markArea*float64(d.Box.Dx()*d.Box.Dy())
-		if !tiny && math.Abs(float64(c.X-bc.X)) <= contestedOff*w && float64(c.Y-bc.Y) <= contestedBelow*h {
+		tiny := area > markArea*float64(d.Box.Dx()*d.Box.Dy())
+		if !tiny && atOnesPlace(c, b.box) {
 			return false
 		}
 	}
@@ -634,14 +620,21 @@ func vouchContested(g *grayImg, pds []pipDie, bs []blob) {
 		if best < 0 {
 			continue // no region to judge by: dark dice on dark felt make none
 		}
-		b := bs[best].box
-		c := centre(b)
-		dx := math.Abs(float64(pc.X-c.X)) / float64(b.Dx())
-		dy := float64(pc.Y-c.Y) / float64(b.Dy())
-		if dx > contestedOff || dy > contestedBelow {
+		if !atOnesPlace(pc, bs[best].box) {
 			pd.null = true
 		}
 	}
+}
+
+// atOnesPlace tells whether pt lies where a 1's pip lies on a die of box
+// b (photo pixels): within contestedOff of its width from its middle
+// across and not below contestedBelow of its height under it (see
+// vouchContested).
+func atOnesPlace(pt image.Point, b image.Rectangle) bool {
+	c := centre(b)
+	dx := math.Abs(float64(pt.X-c.X)) / float64(b.Dx())
+	dy := float64(pt.Y-c.Y) / float64(b.Dy())
+	return dx <= contestedOff && dy <= contestedBelow
 }
 
 // smallestDieAt returns the index of the smallest die-like region whose
@@ -669,10 +662,11 @@ const (
 // for: a square one (a d6 seen from above; the loop of a numeral at a
 // numbered die's middle is on no square), the pip at its middle (within
 // lonePipOff of its side), of the size a 1's pip has on such a die (a
-// diameter of lonePipSize of its side), no other pip face on it and no other spot near its middle, of a
-// clear contrast and with an edge (see fill: a soft spot on a die whose
-// grey pips its red hid from the grey image was read as 1; a dark 1 of
-// the roll's polarity, odd only for its contrast, needs none).
+// diameter of lonePipSize of its side), no other pip face on it and no
+// other spot near its middle, of a clear contrast and with an edge (see
+// fill: a soft spot on a die whose grey pips its red hid from the grey
+// image was read as 1; a dark 1 of the roll's polarity, odd only for its
+// contrast, needs none).
 // Rendered dice of random colours: 73 such 1s at 0.02–0.03 of the side
 // from the middle, diameters 0.11–0.15, and two pips of 2s at 0.23 and
 // 0.28; on matteop65, 96 of the 97 spots left out lie on no die-like
