@@ -132,15 +132,11 @@ const (
 // tray of 14–22 pixels as many peaks of 1.0–1.3 as they show pips (a 6
 // of 14 pixels 3 or 4), so a black die's 1 still reads as 1.
 func wholeDie(g *grayImg, p *pip) bool {
-	pks := peaksIn(g, p)
 	if p.light {
-		return len(pks) > 0 && pks[0].h >= wholeDieHole
+		return len(peaksIn(g, p, wholeDieHole)) > 0
 	}
 	var tops []peak
-	for _, a := range pks {
-		if a.h < wholeDarkHole {
-			break
-		}
+	for _, a := range peaksIn(g, p, wholeDarkHole) {
 		if !slices.ContainsFunc(tops, func(b peak) bool { return math.Hypot(a.x-b.x, a.y-b.y) < peakApart }) {
 			tops = append(tops, a)
 		}
@@ -157,12 +153,14 @@ const peakApart = 2.5
 // is, in shares of the spot's contrast.
 type peak struct{ x, y, h float64 }
 
-// peaksIn returns the peaks within wholeDieIn of p's radius from its
-// middle on g, where p is dark, highest first. A slope is no peak: a
+// peaksIn returns the peaks of height least or more within wholeDieIn of
+// p's radius from its middle on g, where p is dark, highest first (it
+// runs for every spot found: the many lower peaks are not kept). A slope
+// is no peak: a
 // webcam's pip is shaded up to its edge, and the brightest pixel inside
 // matteop65's pips lay at 0.6 of their contrast (its inverted copy, of
 // light pips, then lost faces).
-func peaksIn(g *grayImg, p *pip) []peak {
+func peaksIn(g *grayImg, p *pip, least float64) []peak {
 	r := wholeDieIn * p.r
 	c := max(1, p.ring-p.core)
 	var out []peak
@@ -178,8 +176,8 @@ func peaksIn(g *grayImg, p *pip) []peak {
 				top = top && n <= v
 				lower = lower || n < v
 			}
-			if top && lower {
-				out = append(out, peak{float64(x), float64(y), (float64(v) - p.core) / c})
+			if h := (float64(v) - p.core) / c; top && lower && h >= least {
+				out = append(out, peak{float64(x), float64(y), h})
 			}
 		}
 	}

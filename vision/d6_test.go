@@ -806,7 +806,7 @@ func TestWholeDie(t *testing.T) {
 		g, ps := findDrawn(t, img)
 		p := ps[pipAtPos(t, ps, cx, cy)]
 		top := 0.0
-		if pks := peaksIn(g, &p); len(pks) > 0 {
+		if pks := peaksIn(g, &p, 0); len(pks) > 0 {
 			top = pks[0].h
 		}
 		for _, light := range []bool{true, false} {
