@@ -153,8 +153,7 @@ func TestReadIgnoresSpecks(t *testing.T) {
 		draw.Draw(img, img.Rect, src, src.Bounds().Min, draw.Src)
 		// Specks 3 pixels across (a radius of 1.6 as the pip finder
 		// measures it, at 640x480 working pixels too; burksbuilds' lint
-		// is 1.1–1.5), or 5 across, in a grid
-		// over the tray off the die.
+		// is 1.1–1.5), or 5 across, in a grid over the tray off the die.
 		tray := render.DefaultTray(img.Rect.Dx(), img.Rect.Dy())
 		specks := 0
 		for y := tray.Min.Y + 30; y < tray.Max.Y-20; y += 70 {
