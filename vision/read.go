@@ -363,8 +363,9 @@ type witness struct {
 // of their dice's regions or more (a die seen at a slant, its shadow),
 // rendered d6's 1/5.4; a rendered d8's mark is 1/8.6 or less, a d12's
 // 1/11.4. In 300 rendered trays of numbered dice (half with two pip d6),
-// marks answered as faces went from 217 to 56, every pip d6 reading as
-// before; matteop65 reads as before.
+// marks answered as faces went from 217 to 56 (55 with the dark
+// whole-die rule), every pip d6 reading as before; matteop65 reads as
+// before.
 func (r *Reader) marksOnly(dice []Die, dropped []bool, b *blob) bool {
 	if !r.allowsNumbered() {
 		return false
