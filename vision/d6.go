@@ -493,6 +493,31 @@ func sixBridge(f *face, s *pip, u, v, contrast float64) bool {
 	return math.Abs(math.Abs(u)-1) <= bridgeOff && math.Abs(math.Abs(v)-sv/2) <= bridgeOff
 }
 
+// pipSmear tells whether spot s, inside face f, is a smear of one of its
+// pips: far fainter than the face's pips (contrast; see bridgeContrast)
+// and touching one (centres within smearReach of their radii summed). A
+// shaken photo draws a pip out into a streak that the finder may cut into
+// the pip and a faint spot beside it (matteop65's three_29.jpg: 31 grey
+// levels against 100, 7 pixels from a pip of radius 3.7; the 3 was
+// missed). A spot touching a pip is no pip of a larger face, whose pips
+// lie at least two of their diameters apart.
+func pipSmear(ps []pip, f *face, s *pip, contrast float64) bool {
+	if s.ring-s.core >= bridgeContrast*contrast {
+		return false
+	}
+	for _, k := range f.pips {
+		p := &ps[k]
+		if math.Hypot(s.x-p.x, s.y-p.y) <= smearReach*(p.r+s.r) {
+			return true
+		}
+	}
+	return false
+}
+
+// smearReach is how far apart, in their radii summed, a pip and a faint
+// spot may lie for the spot to be the pip's smear (see pipSmear).
+const smearReach = 1.2
+
 // bridgeContrast is the share of a 6's pip contrast below which a spot
 // between two of its column's pips may be blur (see sixBridge), and
 // bridgeOff how far, in face units, it may lie from their midpoint.
@@ -571,7 +596,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			continue
 		}
 		u, v := inv.apply(s.x-f.cx, s.y-f.cy)
-		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn && !sixBridge(f, s, u, v, contrast) {
+		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn && !sixBridge(f, s, u, v, contrast) && !pipSmear(ps, f, s, contrast) {
 			return 0
 		}
 		// A pip like the face's own anywhere on the face means the face
@@ -699,7 +724,7 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 				continue
 			}
 			same[i][j], same[j][i] = true, true
-			switch upOf(&fs[i], &fs[j]) {
+			switch upOfPips(ps, &fs[i], &fs[j]) {
 			case 1:
 				side[j] = true
 				sides[i] = append(sides[i], j)
@@ -943,6 +968,28 @@ const (
 	sameDieReach  = 1.2
 	sameDieBright = 0.75
 )
+
+// upOfPips is upOf, but a lone pip under tinyOne of the other face's
+// pips' radius is a side's pip, never the top over them: a die's 1 is as
+// large as its other pips or larger, and a side's pips, seen edge-on,
+// are smaller. matteop65: a speck at a 3's side (radius 1.4 against
+// 3.8–4.1, seen rounder) was taken for the top and the 3 was missed; a
+// speck beside a 2 (1.5 against 3.8) left it unread.
+func upOfPips(ps []pip, f, h *face) int {
+	_, _, rf := pipMeans(ps, f)
+	_, _, rh := pipMeans(ps, h)
+	switch {
+	case f.n == 1 && rf < tinyOne*rh:
+		return -1
+	case h.n == 1 && rh < tinyOne*rf:
+		return 1
+	}
+	return upOf(f, h)
+}
+
+// tinyOne is the share of a face's pip radius under which a lone pip of
+// the same die is no top (see upOfPips).
+const tinyOne = 0.5
 
 // upOf tells which of two faces of one die is up: 1 for f, -1 for h, 0
 // when neither can be told.

@@ -481,6 +481,71 @@ func TestCheckFaceSixBridge(t *testing.T) {
 	}
 }
 
+// TestCheckFacePipSmear: a faint spot touching a pip of a 3 is that pip's
+// smear (a shaken photo: see pipSmear), and the 3 stands; the same spot
+// away from its pips refuses it as before.
+func TestCheckFacePipSmear(t *testing.T) {
+	at := [][2]float64{{88, 88}, {100, 100}, {112, 112}} // pattern order
+	for _, tc := range []struct {
+		name   string
+		x, y   float64
+		grey   uint8
+		accept bool
+	}{
+		{"no spot", 0, 0, 0, true},
+		{"faint, touching a pip", 93, 86, 140, true},
+		{"faint, off the pips", 108, 93, 140, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := paintDice(200, 200, 60, []image.Rectangle{image.Rect(72, 72, 128, 128)}, at, 3.5)
+			if tc.grey > 0 {
+				drawDisc(img, tc.x, tc.y, 2, tc.grey)
+			}
+			g, ps := findDrawn(t, img)
+			var idx []int
+			for _, p := range at {
+				idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
+			}
+			if tc.grey > 0 {
+				k := pipAtPos(t, ps, tc.x, tc.y) // the spot is found, so the face must pass it
+				if c := ps[k].ring - ps[k].core; c < spotMinContrast {
+					t.Fatalf("the spot's contrast is %.0f, below %d: it tests nothing", c, spotMinContrast)
+				}
+			}
+			three, ok := fitFace(ps, 3, idx)
+			if !ok {
+				t.Fatal("no 3 fits")
+			}
+			if q := checkFace(g, ps, &three); (q > 0) != tc.accept {
+				t.Errorf("quality %.2f, want accepted %v", q, tc.accept)
+			}
+		})
+	}
+}
+
+// TestUpOfPips: a lone pip under half the radius of the other face's pips
+// is that die's side, whatever its shape and place say (see upOfPips);
+// one as large is judged by upOf.
+func TestUpOfPips(t *testing.T) {
+	ps := []pip{{r: 4}, {r: 4}, {r: 4}, {r: 1.5}, {r: 4.5}}
+	three := face{n: 3, pips: []int{0, 1, 2}, fore: 0.76, cy: 120, A: m2{10, 0, 0, 10}, half: 2.4}
+	for _, tc := range []struct {
+		name string
+		one  face
+		want int // for the 3
+	}{
+		{"a speck, squarer and higher", face{n: 1, pips: []int{3}, fore: 0.94, cy: 100, A: m2{10, 0, 0, 10}, half: 2.4}, 1},
+		{"a pip as large, squarer and higher", face{n: 1, pips: []int{4}, fore: 0.94, cy: 100, A: m2{10, 0, 0, 10}, half: 2.4}, -1},
+	} {
+		if got := upOfPips(ps, &three, &tc.one); got != tc.want {
+			t.Errorf("%s: upOfPips = %d, want %d", tc.name, got, tc.want)
+		}
+		if got := upOfPips(ps, &tc.one, &three); got != -tc.want {
+			t.Errorf("%s, swapped: upOfPips = %d, want %d", tc.name, got, -tc.want)
+		}
+	}
+}
+
 // TestReadStainsBesideAOne: three dark stains of a pip's size on the tray,
 // fainter than the crisp 1 of the one die, are no dice: with no face of
 // several pips the strongest 1 sets the roll's contrast (the median of the
