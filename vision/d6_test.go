@@ -432,6 +432,25 @@ func TestCheckFaceSixOfBigPips(t *testing.T) {
 	}
 }
 
+// findSpotted finds the pips drawn in img, returns those at the places at
+// (in order) and checks that a spot drawn at spot, when not nil, is found
+// with a contrast a face must pass (else the test tests nothing).
+func findSpotted(t *testing.T, img *image.Gray, at [][2]float64, spot *[2]float64) (*grayImg, []pip, []int) {
+	t.Helper()
+	g, ps := findDrawn(t, img)
+	var idx []int
+	for _, p := range at {
+		idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
+	}
+	if spot != nil {
+		k := pipAtPos(t, ps, spot[0], spot[1])
+		if c := ps[k].ring - ps[k].core; c < spotMinContrast {
+			t.Fatalf("the spot's contrast is %.0f, below %d: it tests nothing", c, spotMinContrast)
+		}
+	}
+	return g, ps, idx
+}
+
 // TestCheckFaceSixBridge: a faint grey smear midway between two pips of a
 // 6's column (the blur of a shaken photo) does not refuse the 6, as a
 // spot as dark as a pip there does; nor does it let a 4 through.
@@ -452,17 +471,11 @@ func TestCheckFaceSixBridge(t *testing.T) {
 			if tc.grey > 0 {
 				drawDisc(img, 86, 92, 2.5, tc.grey)
 			}
-			g, ps := findDrawn(t, img)
-			var idx []int
-			for _, p := range at {
-				idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
+			var spot *[2]float64
+			if tc.grey > 100 {
+				spot = &[2]float64{86, 92}
 			}
-			if tc.grey > 0 {
-				k := pipAtPos(t, ps, 86, 92) // the spot is found, so the face must pass it
-				if c := ps[k].ring - ps[k].core; tc.grey > 100 && c < spotMinContrast {
-					t.Fatalf("the smear's contrast is %.0f, below %d: it tests nothing", c, spotMinContrast)
-				}
-			}
+			g, ps, idx := findSpotted(t, img, at, spot)
 			six, ok := fitFace(ps, 6, idx)
 			if !ok {
 				t.Fatal("no 6 fits")
@@ -501,17 +514,11 @@ func TestCheckFacePipSmear(t *testing.T) {
 			if tc.grey > 0 {
 				drawDisc(img, tc.x, tc.y, 2, tc.grey)
 			}
-			g, ps := findDrawn(t, img)
-			var idx []int
-			for _, p := range at {
-				idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
-			}
+			var spot *[2]float64
 			if tc.grey > 0 {
-				k := pipAtPos(t, ps, tc.x, tc.y) // the spot is found, so the face must pass it
-				if c := ps[k].ring - ps[k].core; c < spotMinContrast {
-					t.Fatalf("the spot's contrast is %.0f, below %d: it tests nothing", c, spotMinContrast)
-				}
+				spot = &[2]float64{tc.x, tc.y}
 			}
+			g, ps, idx := findSpotted(t, img, at, spot)
 			three, ok := fitFace(ps, 3, idx)
 			if !ok {
 				t.Fatal("no 3 fits")
