@@ -82,6 +82,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	}
 	markOtherPairings(chosen, valid, ps)
 	markUnalikeTwos(chosen, ps)
+	markTwosInLine(chosen, ps)
 	markGlints(g, chosen, ps)
 	markGlare(g, chosen, ps)
 	markThirdPips(g, inv, chosen, ps)
@@ -401,6 +402,39 @@ func markUnalikeTwos(chosen []face, ps []pip) {
 // minTwoAlike is how alike (see alike) a 2's pips must be.
 const minTwoAlike = 0.7
 
+// markTwosInLine makes doubtful a chosen 2 whose line goes on, one gap
+// further, to a clean pip like its own (see twinAlike): the corner and
+// middle pips of a 3 whose other corner did not make the 3 (a speck on
+// the die refused its face). A 2's own line runs off its face there.
+// The pip is not asked to be on the die, as the speck lies in the way.
+func markTwosInLine(chosen []face, ps []pip) {
+	for i := range chosen {
+		f := &chosen[i]
+		if f.n != 2 {
+			continue
+		}
+		for e := range 2 {
+			a, b := &ps[f.pips[e]], &ps[f.pips[1-e]]
+			x, y := 2*a.x-b.x, 2*a.y-b.y
+			gap := math.Hypot(a.x-b.x, a.y-b.y)
+			for k := range ps {
+				s := &ps[k]
+				if slices.Contains(f.pips, k) || !s.ok || s.light != a.light ||
+					math.Hypot(s.x-x, s.y-y) > fitTol*gap || s.r < 0.75*a.r || s.r > 1.33*a.r {
+					continue
+				}
+				if min(alike(a, s), alike(s, a)) >= twinAlike && s.ring-s.core >= minPipContrastShare*(a.ring-a.core) {
+					f.doubt = true
+				}
+			}
+		}
+	}
+}
+
+// twinAlike is how alike (see alike) a pip must be to another to be its
+// twin on one face (see checkFace, markTwosInLine).
+const twinAlike = 0.8
+
 // markOtherPairings makes doubtful a chosen 2 that one of its pips also
 // makes with a pip left alone (a 1 of its own, or no face): three pips
 // of one die, seen at a slant, read as a 2 on top and a 1 on the side as
@@ -472,6 +506,11 @@ const inFrame = 0.7
 // (1.6 half sides off) be unless the 1's pip is over 0.29 of its half
 // side; 6 left a reviewer's rows of touching big-pipped 1s unread.
 const oneTwinFree = 5.5
+
+// farTwinReach is how far (in its pip's radii) a 1's pip is doubtful with
+// a twin on its die (see checkFace): a 2's pips lie 7–11 radii apart.
+// matteop65 lost three 1s at 12, none at 10.
+const farTwinReach = 10
 
 // sixBridge tells whether spot s, at (u, v) in 6 f's face units, is the
 // blur between two pips of one of its columns: midway between them and
@@ -591,6 +630,15 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			// die's pip can be such a twin.
 			if d < oneTwinFree && round > 0.7 && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
 				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) {
+				twin = true
+			}
+			// Further on, to a twin on its die (die-bright all the way
+			// to it, alike in shape, a clean pip): a 2 whose face a
+			// speck on the die refused leaves two such 1s (a reviewer's
+			// 2 read as 1).
+			if d < farTwinReach && s.ok && round > twinAlike && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
+				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) &&
+				dieBright(g, ps, mean.x, mean.y, s.x, s.y, []int{f.pips[0], k}, min(mean.ring, s.ring)) {
 				twin = true
 			}
 			continue

@@ -126,20 +126,25 @@ func TestCheckFaceInFrame(t *testing.T) {
 // TestCheckFaceOneTwin: a lone pip with a twin (its size, as round and
 // as clear) within oneTwinFree radii is a doubtful 1 — it may be a pip of
 // a 3 or 5 whose other pips were lost (a small purple die's 3 read as 1)
-// — but a smaller spot there (another face's pip) or a twin further off
-// does not matter.
+// — and so is one with a twin further off on its die, within
+// farTwinReach (a 2 whose face a speck refused); a smaller spot there
+// (another face's pip), or a twin further off beyond the die's edge, does
+// not matter.
 func TestCheckFaceOneTwin(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		dx, r2 float64
+		die    int // the die's right edge
 		doubt  bool
 	}{
-		{"twin 5 radii off", 20, 4, true},
-		{"twin 7 radii off", 28, 4, false},
-		{"smaller spot 5 radii off", 20, 2.4, false},
+		{"twin 5 radii off", 20, 4, 160, true},
+		{"twin 7 radii off, on the die", 28, 4, 160, true},
+		{"twin 7 radii off, past the die's edge", 28, 4, 138, false},
+		{"twin 11 radii off, on the die", 44, 4, 175, false},
+		{"smaller spot 5 radii off", 20, 2.4, 160, false},
 	} {
 		one := [][2]float64{{120, 120}}
-		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{image.Rect(80, 80, 160, 160)}, one, 4)
+		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{image.Rect(80, 80, tc.die, 160)}, one, 4)
 		twin := ps[pipAtPos(t, ps, 120, 120)]
 		twin.x += tc.dx
 		twin.r *= tc.r2 / 4
