@@ -410,9 +410,10 @@ const minTwoAlike = 0.7
 const blurAlike = 0.8
 
 // markTwosInLine makes doubtful a chosen 2 whose line goes on, one gap
-// further, to a clean pip like its own (see twinAlike): the corner and
-// middle pips of a 3 whose other corner did not make the 3 (a speck on
-// the die refused its face). A 2's own line runs off its face there.
+// further, to a pip like its own (see twinAlike; clean, or a roundish
+// spot blur left unclean): the corner and middle pips of a 3 whose other
+// corner did not make the 3 (a speck on the die refused its face, or
+// motion blur its corner pip). A 2's own line runs off its face there.
 // The pip is not asked to be on the die, as the speck lies in the way.
 func markTwosInLine(chosen []face, ps []pip) {
 	for i := range chosen {
@@ -426,7 +427,7 @@ func markTwosInLine(chosen []face, ps []pip) {
 			gap := math.Hypot(a.x-b.x, a.y-b.y)
 			for k := range ps {
 				s := &ps[k]
-				if slices.Contains(f.pips, k) || !s.ok || s.light != a.light ||
+				if slices.Contains(f.pips, k) || !s.ok && s.elong < 0.5 || s.light != a.light ||
 					math.Hypot(s.x-x, s.y-y) > fitTol*gap || s.r < 0.75*a.r || s.r > 1.33*a.r {
 					continue
 				}
