@@ -410,8 +410,8 @@ const minTwoAlike = 0.7
 const blurAlike = 0.8
 
 // markTwosInLine makes doubtful a chosen 2 whose line goes on, one gap
-// further, to a pip like its own (see twinAlike; clean, or a roundish
-// spot blur left unclean): the corner and middle pips of a 3 whose other
+// further, to a pip like its own (as alike as a 2's pips must be, see
+// minTwoAlike; clean, or a roundish spot blur left unclean): the corner and middle pips of a 3 whose other
 // corner did not make the 3 (a speck on the die refused its face, or
 // motion blur its corner pip). A 2's own line runs off its face there.
 // The pip is not asked to be on the die, as the speck lies in the way.
@@ -431,7 +431,7 @@ func markTwosInLine(chosen []face, ps []pip) {
 					math.Hypot(s.x-x, s.y-y) > fitTol*gap || s.r < 0.75*a.r || s.r > 1.33*a.r {
 					continue
 				}
-				if min(alike(a, s), alike(s, a)) >= twinAlike && s.ring-s.core >= minPipContrastShare*(a.ring-a.core) {
+				if min(alike(a, s), alike(s, a)) >= minTwoAlike && s.ring-s.core >= minPipContrastShare*(a.ring-a.core) {
 					f.doubt = true
 				}
 			}
@@ -439,8 +439,8 @@ func markTwosInLine(chosen []face, ps []pip) {
 	}
 }
 
-// twinAlike is how alike (see alike) a pip must be to another to be its
-// twin on one face (see checkFace, markTwosInLine).
+// twinAlike is how alike (see alike) a pip must be to a 1's to be its
+// twin on its die (see checkFace).
 const twinAlike = 0.8
 
 // markOtherPairings makes doubtful a chosen 2 that one of its pips also

@@ -687,6 +687,40 @@ func TestReadSmallPhoto(t *testing.T) {
 	}
 }
 
+// TestReadSmallDiceAnyColour: random dice of any colours 24 pixels
+// across, three to five to a photo on random trays: no wrong face. A dark
+// die's 3 of light pips 1.5 pixels in radius, its face refused, was read
+// as the 2 of its middle and corner pips, the other corner's pip alike
+// to them by 0.77 (see markTwosInLine).
+func TestReadSmallDiceAnyColour(t *testing.T) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s tally
+	for seed := uint64(1); seed <= 80; seed++ {
+		kinds := make([]rules.Die, 3+int(seed)%3)
+		for i := range kinds {
+			kinds[i] = rules.D6
+		}
+		sc := render.RandomScene(seed*13+5, kinds, render.Options{D6: render.D6Pips, Noise: 3})
+		for i := range sc.Dice {
+			sc.Dice[i].Size = 24
+		}
+		src, truth := render.MustRender(sc)
+		dice, err := r.Read(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range s.add(truth, dice) {
+			t.Logf("scene %d: %s", seed, b)
+		}
+	}
+	if s.wrong > 0 || s.invented > 0 {
+		t.Errorf("%d wrong faces and %d invented dice of %d, want none", s.wrong, s.invented, s.dice)
+	}
+}
+
 // TestReadSmallDice: ivory dice of 14 to 30 pixels (12 to 24 across their
 // boxes) on dark felt, and black dice of white pips on a light tray,
 // alone and three to a photo. A die too small for its pips to be found is
