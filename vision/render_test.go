@@ -209,6 +209,20 @@ func ivoryOnWood(seed uint64, faces []int, size float64) render.Scene {
 	return sc
 }
 
+// anyPipDice is a random scene (random tray, light and colours) of n pip
+// d6, size pixels across, showing random faces.
+func anyPipDice(seed uint64, n int, size float64) render.Scene {
+	kinds := make([]rules.Die, n)
+	for i := range kinds {
+		kinds[i] = rules.D6
+	}
+	sc := render.RandomScene(seed, kinds, render.Options{D6: render.D6Pips, Noise: 3})
+	for i := range sc.Dice {
+		sc.Dice[i].Size = size
+	}
+	return sc
+}
+
 // TestReadShadedOne: three ivory dice showing 1 on a wooden tray, one of
 // them in shade (its body grey) and leaning so that a side's pips show
 // beside its top: no region vouches for its 1 (something like a pip lies
@@ -359,15 +373,7 @@ func TestReadDefocused(t *testing.T) {
 	}{{1.5, 0}, {2, 1}} {
 		var s tally
 		for seed := uint64(1); seed <= 60; seed++ {
-			kinds := make([]rules.Die, 3+int(seed)%3)
-			for i := range kinds {
-				kinds[i] = rules.D6
-			}
-			sc := render.RandomScene(seed*7+40, kinds, render.Options{D6: render.D6Pips, Noise: 3})
-			for i := range sc.Dice {
-				sc.Dice[i].Size = 40
-			}
-			src, truth := render.MustRender(sc)
+			src, truth := render.MustRender(anyPipDice(seed*7+40, 3+int(seed)%3, 40))
 			img := gaussianBlur(t, src, c.sigma)
 			dice, err := r.Read(img)
 			if err != nil {
@@ -699,15 +705,7 @@ func TestReadSmallDiceAnyColour(t *testing.T) {
 	}
 	var s tally
 	for seed := uint64(1); seed <= 80; seed++ {
-		kinds := make([]rules.Die, 3+int(seed)%3)
-		for i := range kinds {
-			kinds[i] = rules.D6
-		}
-		sc := render.RandomScene(seed*13+5, kinds, render.Options{D6: render.D6Pips, Noise: 3})
-		for i := range sc.Dice {
-			sc.Dice[i].Size = 24
-		}
-		src, truth := render.MustRender(sc)
+		src, truth := render.MustRender(anyPipDice(seed*13+5, 3+int(seed)%3, 24))
 		dice, err := r.Read(src)
 		if err != nil {
 			t.Fatal(err)
