@@ -515,6 +515,22 @@ const inFrame = 0.7
 // side; 6 left a reviewer's rows of touching big-pipped 1s unread.
 const oneTwinFree = 5.5
 
+// bigSpot tells whether spot s is far larger than pips of radius r and
+// contrast c and as clear (see checkFace's big): pips merged with what
+// lies around them, not lint or a pip of its own.
+func bigSpot(s *pip, r, c float64) bool {
+	return s.r >= bigSpotSize[0]*r && s.r <= bigSpotSize[1]*r && s.ring-s.core >= minPipContrastShare*c
+}
+
+// bigSpotSize bounds a big spot's radius in a face's pip radii, and
+// bigReach is how far from a face of two or three pips (face units) one
+// counts; for a 1, farTwinReach. Rendered dice of any colours, 30–56
+// pixels, under 1–2 pixels of Gaussian blur (1,920 dice): wrong faces 7
+// → 2, four right faces unread; matteop65 and its copies as before.
+var bigSpotSize = [2]float64{1.8, 4}
+
+const bigReach = 2.5
+
 // farTwinReach is how far (in its pip's radii) a 1's pip is doubtful with
 // a twin on its die (see checkFace): a 2's pips lie 7–11 radii apart.
 // matteop65 lost three 1s at 12, none at 10.
@@ -620,6 +636,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		mean = ps[f.pips[0]]
 	}
 	twin := false
+	big := 0 // spots far larger than the face's pips near it (see bigSpot)
 	for k := range ps {
 		if slices.Contains(f.pips, k) {
 			continue
@@ -658,6 +675,9 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			// to it, alike in shape, a clean pip): a 2 whose face a
 			// speck on the die refused leaves two such 1s (a reviewer's
 			// 2 read as 1).
+			if d < farTwinReach && bigSpot(s, mean.r, mean.ring-mean.core) {
+				big++
+			}
 			if d < farTwinReach && s.ok && round > twinAlike && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
 				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) &&
 				dieBright(g, ps, mean.x, mean.y, s.x, s.y, []int{f.pips[0], k}, min(mean.ring, s.ring)) {
@@ -668,6 +688,9 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		u, v := inv.apply(s.x-f.cx, s.y-f.cy)
 		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn && !sixBridge(f, s, u, v, contrast) && !pipSmear(ps, f, s, contrast) {
 			return 0
+		}
+		if f.n <= 3 && math.Abs(u) <= bigReach && math.Abs(v) <= bigReach && bigSpot(s, pipRad, contrast) {
+			big++
 		}
 		// A pip like the face's own anywhere on the face means the face
 		// is part of a larger one (a column of a 6 is no 3) — a blurred
@@ -766,7 +789,12 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	q *= min(1, minRound/0.8)
 	q *= min(1, uni/0.8)
 	q *= min(1, contrast/60)
-	f.doubt = f.doubt || twin
+	// Two or more spots of the face's polarity, as clear as its pips and
+	// far larger, near a face of one to three pips: out of focus, a
+	// coloured die's light pips near its edge merge with the dark tray's
+	// glow around them (in the inverted grey) into such spots, and the
+	// pips left alone made a 5 read as 1 and a 6 as 2.
+	f.doubt = f.doubt || twin || big >= 2
 	return max(q, 1e-6)
 }
 
