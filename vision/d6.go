@@ -411,10 +411,11 @@ const blurAlike = 0.8
 
 // markTwosInLine makes doubtful a chosen 2 whose line goes on, one gap
 // further, to a pip like its own (as alike as a 2's pips must be, see
-// minTwoAlike; clean, or a roundish spot blur left unclean): the corner and middle pips of a 3 whose other
-// corner did not make the 3 (a speck on the die refused its face, or
-// motion blur its corner pip). A 2's own line runs off its face there.
-// The pip is not asked to be on the die, as the speck lies in the way.
+// minTwoAlike; clean, or a roundish spot blur left unclean): the corner
+// and middle pips of a 3 whose other corner did not make the 3 (a speck
+// on the die refused its face, or motion blur its corner pip). A 2's own
+// line runs off its face there. The pip is not asked to be on the die,
+// as the speck lies in the way.
 func markTwosInLine(chosen []face, ps []pip) {
 	for i := range chosen {
 		f := &chosen[i]
@@ -671,13 +672,13 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) {
 				twin = true
 			}
+			if d < farTwinReach && bigSpot(s, mean.r, mean.ring-mean.core) {
+				big++
+			}
 			// Further on, to a twin on its die (die-bright all the way
 			// to it, alike in shape, a clean pip): a 2 whose face a
 			// speck on the die refused leaves two such 1s (a reviewer's
 			// 2 read as 1).
-			if d < farTwinReach && bigSpot(s, mean.r, mean.ring-mean.core) {
-				big++
-			}
 			if d < farTwinReach && s.ok && round > twinAlike && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
 				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) &&
 				dieBright(g, ps, mean.x, mean.y, s.x, s.y, []int{f.pips[0], k}, min(mean.ring, s.ring)) {
