@@ -89,11 +89,8 @@ func TestCheckFaceTwoNeedsOneDie(t *testing.T) {
 		{"two dice", []image.Rectangle{image.Rect(90, 90, 119, 150), image.Rect(122, 90, 150, 150)}, false},
 	} {
 		g, ps := drawDice(t, 240, 240, 130, tc.dice, pips, 3.5)
-		f, ok := fitFace(ps, 2, []int{pipAtPos(t, ps, 110, 110), pipAtPos(t, ps, 130, 130)})
-		if !ok {
-			t.Fatalf("%s: no fit", tc.name)
-		}
-		if got := checkFace(g, ps, &f) > 0; got != tc.want {
+		_, q := fitChecked(t, g, ps, 2, []int{pipAtPos(t, ps, 110, 110), pipAtPos(t, ps, 130, 130)})
+		if got := q > 0; got != tc.want {
 			t.Errorf("%s: face accepted = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -113,11 +110,8 @@ func TestCheckFaceInFrame(t *testing.T) {
 		pips := [][2]float64{{cx - 6, 120 - 6}, {cx + 6, 120 + 6}}
 		die := image.Rect(int(cx)-22, 98, min(int(cx)+22, 240), 142)
 		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{die}, pips, 2.5)
-		f, ok := fitFace(ps, 2, []int{pipAtPos(t, ps, pips[0][0], pips[0][1]), pipAtPos(t, ps, pips[1][0], pips[1][1])})
-		if !ok {
-			t.Fatalf("%s: no fit", tc.name)
-		}
-		if got := checkFace(g, ps, &f) > 0; got != tc.want {
+		f, q := fitChecked(t, g, ps, 2, []int{pipAtPos(t, ps, pips[0][0], pips[0][1]), pipAtPos(t, ps, pips[1][0], pips[1][1])})
+		if got := q > 0; got != tc.want {
 			t.Errorf("%s: face accepted = %v, want %v (half side %.1f px)", tc.name, got, tc.want, f.halfPx())
 		}
 	}
@@ -168,11 +162,8 @@ func TestCheckFaceOneTwin(t *testing.T) {
 // clean pip (motion blur), but a long thin one (a lit edge) does not.
 func TestCheckFaceBlurredPipOnFace(t *testing.T) {
 	g, ps := drawDice(t, 480, 480, 60, []image.Rectangle{image.Rect(84, 84, 156, 156)}, [][2]float64{{108, 108}, {132, 132}}, 5)
-	f, ok := fitFace(ps, 2, []int{pipAtPos(t, ps, 108, 108), pipAtPos(t, ps, 132, 132)})
-	if !ok {
-		t.Fatal("no fit")
-	}
-	if checkFace(g, ps, &f) <= 0 {
+	f, q := fitChecked(t, g, ps, 2, []int{pipAtPos(t, ps, 108, 108), pipAtPos(t, ps, 132, 132)})
+	if q <= 0 {
 		t.Fatal("a clean 2 was rejected")
 	}
 	own := ps[pipAtPos(t, ps, 108, 108)]
@@ -428,13 +419,21 @@ func TestCheckFaceSixOfBigPips(t *testing.T) {
 	for _, p := range at {
 		idx = append(idx, pipAtPos(t, ps, p[0], p[1]))
 	}
-	f, ok := fitFace(ps, 6, idx)
-	if !ok {
-		t.Fatal("no fit")
-	}
-	if q := checkFace(g, ps, &f); q <= 0 {
+	if f, q := fitChecked(t, g, ps, 6, idx); q <= 0 {
 		t.Errorf("6 rejected (pipR %.2f, stretch %.2f)", f.pipR, f.sv)
 	}
+}
+
+// fitChecked fits the pattern of n to the pips idx, failing the test when
+// none fits, and returns the face and its quality (see checkFace).
+func fitChecked(t *testing.T, g *grayImg, ps []pip, n int, idx []int) (face, float64) {
+	t.Helper()
+	f, ok := fitFace(ps, n, idx)
+	if !ok {
+		t.Fatalf("no %d fits the pips %v", n, idx)
+	}
+	q := checkFace(g, ps, &f)
+	return f, q
 }
 
 // findSpotted finds the pips drawn in img, returns those at the places at
@@ -481,18 +480,10 @@ func TestCheckFaceSixBridge(t *testing.T) {
 				spot = &[2]float64{86, 92}
 			}
 			g, ps, idx := findSpotted(t, img, at, spot)
-			six, ok := fitFace(ps, 6, idx)
-			if !ok {
-				t.Fatal("no 6 fits")
-			}
-			if q := checkFace(g, ps, &six); (q > 0) != tc.six {
+			if _, q := fitChecked(t, g, ps, 6, idx); (q > 0) != tc.six {
 				t.Errorf("6: quality %.2f, want accepted %v", q, tc.six)
 			}
-			four, ok := fitFace(ps, 4, []int{idx[0], idx[1], idx[3], idx[4]})
-			if !ok {
-				t.Fatal("no 4 fits")
-			}
-			if q := checkFace(g, ps, &four); (q > 0) != tc.four {
+			if _, q := fitChecked(t, g, ps, 4, []int{idx[0], idx[1], idx[3], idx[4]}); (q > 0) != tc.four {
 				t.Errorf("4 of the corners: quality %.2f, want accepted %v", q, tc.four)
 			}
 		})
@@ -524,11 +515,7 @@ func TestCheckFacePipSmear(t *testing.T) {
 				spot = &[2]float64{tc.x, tc.y}
 			}
 			g, ps, idx := findSpotted(t, img, at, spot)
-			three, ok := fitFace(ps, 3, idx)
-			if !ok {
-				t.Fatal("no 3 fits")
-			}
-			if q := checkFace(g, ps, &three); (q > 0) != tc.accept {
+			if _, q := fitChecked(t, g, ps, 3, idx); (q > 0) != tc.accept {
 				t.Errorf("quality %.2f, want accepted %v", q, tc.accept)
 			}
 		})
