@@ -30,6 +30,19 @@ func (s tally) precision() float64 {
 }
 func (s tally) recall() float64 { return float64(s.right) / float64(max(1, s.dice)) }
 
+// read reads img with r and adds its answers to s, logging what went
+// wrong under what (the scene).
+func (s *tally) read(t *testing.T, r *Reader, img image.Image, truth []render.Truth, what string) {
+	t.Helper()
+	dice, err := r.Read(img)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for _, b := range s.add(truth, dice) {
+		t.Logf("%s: %s", what, b)
+	}
+}
+
 // score adds one photo's answers to s and returns what went wrong.
 func (s *tally) add(truth []render.Truth, dice []Die) []string {
 	var bad []string
@@ -109,13 +122,7 @@ func readRenderedPips(t *testing.T, topDown, anyColour bool) {
 			}
 		}
 		img, truth := render.MustRender(sc)
-		dice, err := r.Read(img)
-		if err != nil {
-			t.Fatalf("scene %d: %v", seed, err)
-		}
-		for _, b := range s.add(truth, dice) {
-			t.Logf("scene %d: %s", seed, b)
-		}
+		s.read(t, r, img, truth, fmt.Sprintf("scene %d", seed))
 	}
 	t.Logf("rendered pip d6: %d dice, %d right, %d wrong, %d null, %d missed, %d invented: P %.4f R %.4f",
 		s.dice, s.right, s.wrong, s.null, s.missed, s.invented, s.precision(), s.recall())
@@ -241,13 +248,7 @@ func TestReadShadedOne(t *testing.T) {
 			sc.Dice[0].Body = color.NRGBA{R: grey, G: grey, B: grey - 5, A: 255}
 			sc.Dice[0].Tilt, sc.Dice[0].TiltDir = 0.18, float64(seed)
 			img, truth := render.MustRender(sc)
-			dice, err := r.Read(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range s.add(truth, dice) {
-				t.Logf("shade %d, scene %d: %s", grey, seed, b)
-			}
+			s.read(t, r, img, truth, fmt.Sprintf("shade %d, scene %d", grey, seed))
 		}
 		if s.right < s.dice || s.invented > 0 {
 			t.Errorf("a die of body %d among ivory ones: %d of %d read right, %d invented; want all and none", grey, s.right, s.dice, s.invented)
@@ -302,13 +303,7 @@ func TestReadSpeckOnADie(t *testing.T) {
 					}
 				}
 			}
-			dice, err := r.Read(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range s.add(truth, dice) {
-				t.Logf("specks of radius %d, scene %d: %s", rad, seed, b)
-			}
+			s.read(t, r, img, truth, fmt.Sprintf("specks of radius %d, scene %d", rad, seed))
 		}
 		if s.wrong > 0 || s.invented > 1 {
 			t.Errorf("specks of radius %d: %d wrong faces and %d invented dice, want none and at most one", rad, s.wrong, s.invented)
@@ -341,13 +336,7 @@ func TestReadShakenPips(t *testing.T) {
 		for seed := uint64(1); seed <= 12; seed++ {
 			src, truth := render.MustRender(ivoryOnWood(seed, c.faces(seed), 48))
 			img := motionBlur(t, src, c.streak, float64(seed))
-			dice, err := r.Read(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range s.add(truth, dice) {
-				t.Logf("streak %d, scene %d: %s", 2*c.streak+1, seed, b)
-			}
+			s.read(t, r, img, truth, fmt.Sprintf("streak %d, scene %d", 2*c.streak+1, seed))
 		}
 		if s.wrong > 0 || s.invented > 0 || s.right < c.least {
 			t.Errorf("streak of %d: %d of %d right, %d wrong, %d invented; want %d or more, none and none", 2*c.streak+1, s.right, s.dice, s.wrong, s.invented, c.least)
@@ -378,13 +367,7 @@ func TestReadDefocused(t *testing.T) {
 		for seed := uint64(1); seed <= 60; seed++ {
 			src, truth := render.MustRender(anyPipDice(seed*7+40, 3+int(seed)%3, c.size))
 			img := gaussianBlur(t, src, c.sigma)
-			dice, err := r.Read(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range s.add(truth, dice) {
-				t.Logf("blur %v, %v px, scene %d: %s", c.sigma, c.size, seed, b)
-			}
+			s.read(t, r, img, truth, fmt.Sprintf("blur %v, %v px, scene %d", c.sigma, c.size, seed))
 		}
 		if s.wrong > c.wrong || s.invented > 0 {
 			t.Errorf("blur of %v px, dice of %v: %d wrong faces and %d invented dice of %d, want at most %d and none", c.sigma, c.size, s.wrong, s.invented, s.dice, c.wrong)
@@ -675,13 +658,7 @@ func TestReadSmallPhoto(t *testing.T) {
 				b := truth[i].Box
 				truth[i].Box = image.Rect(b.Min.X/2, b.Min.Y/2, (b.Max.X+1)/2, (b.Max.Y+1)/2)
 			}
-			dice, err := r.Read(img)
-			if err != nil {
-				t.Fatalf("scene %d: %v", seed, err)
-			}
-			for _, b := range s.add(truth, dice) {
-				t.Logf("coloured %v scene %d: %s", coloured, seed, b)
-			}
+			s.read(t, r, img, truth, fmt.Sprintf("coloured %v scene %d", coloured, seed))
 		}
 		t.Logf("320x240, coloured %v: %d dice, %d right, %d wrong, %d null, %d missed, %d invented", coloured, s.dice, s.right, s.wrong, s.null, s.missed, s.invented)
 		// Coloured dice this small lose pips to their edges (a green 5
@@ -709,13 +686,7 @@ func TestReadSmallDiceAnyColour(t *testing.T) {
 	var s tally
 	for seed := uint64(1); seed <= 80; seed++ {
 		src, truth := render.MustRender(anyPipDice(seed*13+5, 3+int(seed)%3, 24))
-		dice, err := r.Read(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range s.add(truth, dice) {
-			t.Logf("scene %d: %s", seed, b)
-		}
+		s.read(t, r, src, truth, fmt.Sprintf("scene %d", seed))
 	}
 	if s.wrong > 0 || s.invented > 0 {
 		t.Errorf("%d wrong faces and %d invented dice of %d, want none", s.wrong, s.invented, s.dice)
@@ -762,13 +733,7 @@ func TestReadSmallDice(t *testing.T) {
 				sc.Dice[i].Size = size
 			}
 			img, truth := render.MustRender(sc)
-			dice, err := r.Read(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range s.add(truth, dice) {
-				t.Logf("%d dice of %v px (dark %v), scene %d: %s", n, size, c.dark, seed, b)
-			}
+			s.read(t, r, img, truth, fmt.Sprintf("%d dice of %v px (dark %v), scene %d", n, size, c.dark, seed))
 		}
 		if s.wrong > 0 || s.invented > 0 {
 			t.Errorf("%d dice of %v px (dark %v): %d wrong faces and %d invented dice, want none", n, size, c.dark, s.wrong, s.invented)
