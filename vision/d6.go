@@ -415,7 +415,9 @@ const blurAlike = 0.8
 // and middle pips of a 3 whose other corner did not make the 3 (a speck
 // on the die refused its face, or motion blur its corner pip). A 2's own
 // line runs off its face there. The pip is not asked to be on the die,
-// as the speck lies in the way.
+// as the speck lies in the way. So too a larger spot as dark as the 2's
+// pips that covers that place: the pip merged with something beside it
+// (a small coloured die's corner pip with its edge, out of focus).
 func markTwosInLine(chosen []face, ps []pip) {
 	for i := range chosen {
 		f := &chosen[i]
@@ -428,8 +430,13 @@ func markTwosInLine(chosen []face, ps []pip) {
 			gap := math.Hypot(a.x-b.x, a.y-b.y)
 			for k := range ps {
 				s := &ps[k]
-				if slices.Contains(f.pips, k) || !s.ok && s.elong < 0.5 || s.light != a.light ||
-					math.Hypot(s.x-x, s.y-y) > fitTol*gap || s.r < 0.75*a.r || s.r > 1.33*a.r {
+				if slices.Contains(f.pips, k) || s.light != a.light {
+					continue
+				}
+				if d := math.Hypot(s.x-x, s.y-y); s.r > a.r && d <= s.r && s.core <= a.core+mergedDark*(a.ring-a.core) {
+					f.doubt = true
+				}
+				if !s.ok && s.elong < 0.5 || math.Hypot(s.x-x, s.y-y) > fitTol*gap || s.r < 0.75*a.r || s.r > 1.33*a.r {
 					continue
 				}
 				if min(alike(a, s), alike(s, a)) >= minTwoAlike && s.ring-s.core >= minPipContrastShare*(a.ring-a.core) {
@@ -439,6 +446,11 @@ func markTwosInLine(chosen []face, ps []pip) {
 		}
 	}
 }
+
+// mergedDark is how much lighter than a 2's pip, in shares of its
+// contrast, a larger spot's core may be for it to hold a merged pip (see
+// markTwosInLine).
+const mergedDark = 0.25
 
 // twinAlike is how alike (see alike) a pip must be to a 1's to be its
 // twin on its die (see checkFace).
@@ -558,6 +570,20 @@ func sixBridge(f *face, s *pip, u, v, contrast float64) bool {
 	}
 	return math.Abs(math.Abs(u)-1) <= bridgeOff && math.Abs(math.Abs(v)-sv/2) <= bridgeOff
 }
+
+// faceItself tells whether spot s is no darker than the face around its
+// pips (ring, their ring grey; contrast, theirs): the face seen as a spot,
+// not a mark on it. A small die darker than the tray around it (a
+// coloured die of light pips, inverted) is filled by the black-hat's
+// closing, and the half-height edge around its pips cuts the rest of it
+// into spots as dark as the face.
+func faceItself(s *pip, ring, contrast float64) bool {
+	return s.core >= ring-faceTol*contrast
+}
+
+// faceTol is how much darker than a face's grey, in shares of its pips'
+// contrast, a spot on it may be and still be the face itself.
+const faceTol = 0.15
 
 // pipSmear tells whether spot s, inside face f, is a smear of one of its
 // pips: far fainter than the face's pips (contrast; see bridgeContrast)
@@ -689,7 +715,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			continue
 		}
 		u, v := inv.apply(s.x-f.cx, s.y-f.cy)
-		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn && !sixBridge(f, s, u, v, contrast) && !pipSmear(ps, f, s, contrast) {
+		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn && !sixBridge(f, s, u, v, contrast) && !pipSmear(ps, f, s, contrast) && !faceItself(s, ring, contrast) {
 			return 0
 		}
 		if f.n <= 3 && math.Abs(u) <= bigReach && math.Abs(v) <= bigReach && bigSpot(s, pipRad, contrast) {
@@ -1365,6 +1391,18 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 		refC = median(cs)
 	}
 	refR := median(rs)
+	// Dice of two colours in one roll: a 1 of the other polarity is
+	// measured against the clean faces of its own polarity, when there
+	// are some (a light 2 on a keyboard's key checked 0.71).
+	var ocs, ors []float64
+	if strong {
+		for _, i := range ref {
+			if d := ds[i]; ps[d.f.pips[0]].light != wantLight && d.f.q >= otherColourQuality {
+				ocs = append(ocs, st[i].contrast)
+				ors = append(ors, st[i].r)
+			}
+		}
+	}
 	// When the 1s outvoted the clear faces, the 1s are in doubt: dark
 	// keys with a light dot off their tops' middles and light marks on
 	// their sides outvoted two ivory dice.
@@ -1376,12 +1414,22 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 			if d.f.q >= 1 {
 				share = cleanContrastShare
 			}
-			if ps[d.f.pips[0]].light != wantLight || st[i].contrast < share*refC {
-				d.faint = ps[d.f.pips[0]].light == wantLight
+			c, r := refC, refR
+			// Not a spot seen whole (see wholeDie): that is a die's or a
+			// key's light mark, not another colour's 1 (a keyboard's key
+			// with a light "o", beside one with two light marks).
+			if p := &ps[d.f.pips[0]]; p.light != wantLight && len(ocs) > 0 && !p.whole {
+				c, r = median(ocs), median(ors)
+			} else if ps[d.f.pips[0]].light != wantLight {
 				odd = append(odd, d)
 				continue
 			}
-			if strong && (st[i].r < 0.7*refR || st[i].r > 2.2*refR) {
+			if st[i].contrast < share*c {
+				d.faint = true
+				odd = append(odd, d)
+				continue
+			}
+			if strong && (st[i].r < 0.7*r || st[i].r > 2.2*r) {
 				continue
 			}
 			d.contested = flipped
@@ -1390,6 +1438,10 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 	}
 	return out, odd
 }
+
+// otherColourQuality is the quality a face of several pips needs to vouch
+// for 1s of its pips' polarity against the roll's (see consistent).
+const otherColourQuality = 0.9
 
 // minContrastShare is the share of the roll's pip contrast a lone pip needs:
 // side-face pips, dots on the tray and marks on other things are fainter.

@@ -68,68 +68,171 @@ func (g *grayImg) inverted() *grayImg {
 // kernel, which is the die face for a pip. Each spot is measured on the
 // grey image afterwards.
 func findSpots(g *grayImg, kernel gocv.Mat, p pipParams, light bool) []pip {
-	bh := gocv.NewMat()
-	defer bh.Close()
-	gocv.MorphologyEx(g.mat, &bh, gocv.MorphBlackhat, kernel)
-	// A pixel is part of a spot when it is dark enough and at least half as
-	// dark as the darkest spot within a few pixels: the half-height edge is
-	// the same for sharp and blurred pips, and pips of a 6 that blur into
-	// each other at the low threshold stay apart.
-	lm := gocv.NewMat()
-	defer lm.Close()
-	gocv.Dilate(bh, &lm, p.local)
-	bhPix, err := bh.DataPtrUint8()
+	bh, mask, err := spotMask(g.mat, kernel, p.local, p.low)
 	if err != nil {
 		return nil
+	}
+	lab, st, n, err := labelSpots(mask, g.w, g.h)
+	if err != nil {
+		return nil
+	}
+	var dieSpots []int // too large for a pip, a die's size
+	out := keepSpots(g, bh, lab, st, n, 0, image.Point{}, p.kernel, p, light, func(i, w, h, area int) {
+		if dieSized(w, h, area, p) {
+			dieSpots = append(dieSpots, i)
+		}
+	})
+	next := int32(n)
+	for _, id := range dieSpots {
+		s := st[id*5 : id*5+5]
+		box := image.Rect(int(s[0]), int(s[1]), int(s[0]+s[2]), int(s[1]+s[3]))
+		out = append(out, spotsInDie(g, bh, lab, id, box, int(s[4]), &next, p, light)...)
+	}
+	return out
+}
+
+// spotMask returns the black-hat of m with kernel and the mask of its
+// spots' pixels. A pixel is part of a spot when it is dark enough (low)
+// and at least half as dark as the darkest spot within local: the
+// half-height edge is the same for sharp and blurred pips, and pips of a 6
+// that blur into each other at the low threshold stay apart.
+func spotMask(m, kernel, local gocv.Mat, low uint8) (bh, mask []uint8, err error) {
+	b := gocv.NewMat()
+	defer b.Close()
+	gocv.MorphologyEx(m, &b, gocv.MorphBlackhat, kernel)
+	lm := gocv.NewMat()
+	defer lm.Close()
+	gocv.Dilate(b, &lm, local)
+	bhPix, err := b.DataPtrUint8()
+	if err != nil {
+		return nil, nil, err
 	}
 	lmPix, err := lm.DataPtrUint8()
 	if err != nil {
-		return nil
+		return nil, nil, err
 	}
-	maskBuf := make([]uint8, len(bhPix))
+	mask = make([]uint8, len(bhPix))
 	for i, v := range bhPix {
-		if v >= p.low && 2*int(v) >= int(lmPix[i]) {
-			maskBuf[i] = 255
+		if v >= low && 2*int(v) >= int(lmPix[i]) {
+			mask[i] = 255
 		}
 	}
-	mask, err := gocv.NewMatFromBytes(g.h, g.w, gocv.MatTypeCV8UC1, maskBuf)
+	return slices.Clone(bhPix), mask, nil
+}
+
+// labelSpots labels the 8-connected spots of mask (w×h): a label per
+// pixel (0: none) and, per label, its box and area (x, y, w, h, area).
+func labelSpots(mask []uint8, w, h int) (lab, st []int32, n int, err error) {
+	m, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, mask)
 	if err != nil {
-		return nil
+		return nil, nil, 0, err
 	}
-	defer mask.Close()
+	defer m.Close()
 	labels := gocv.NewMat()
 	defer labels.Close()
 	stats := gocv.NewMat()
 	defer stats.Close()
 	cents := gocv.NewMat()
 	defer cents.Close()
-	n := gocv.ConnectedComponentsWithStatsWithParams(mask, &labels, &stats, &cents, 8, gocv.MatTypeCV32S, gocv.CCL_DEFAULT)
-	if n <= 1 {
-		return nil
+	n = gocv.ConnectedComponentsWithStatsWithParams(m, &labels, &stats, &cents, 8, gocv.MatTypeCV32S, gocv.CCL_DEFAULT)
+	if lab, err = int32s(labels); err != nil {
+		return nil, nil, 0, err
 	}
-	lab, err := int32s(labels)
-	if err != nil {
-		return nil
+	if st, err = int32s(stats); err != nil {
+		return nil, nil, 0, err
 	}
-	st, err := int32s(stats)
-	if err != nil {
-		return nil
-	}
-	maxArea := p.kernel * p.kernel / 2
+	return slices.Clone(lab), slices.Clone(st), n, nil
+}
+
+// keepSpots measures the spots labelled 1 to n-1 (stats st, boxes offset
+// by off on g; label i is base+i in lab) that a kernel of side k fits, as
+// pips of the given polarity; large is told of those it does not fit.
+func keepSpots(g *grayImg, bh []uint8, lab, st []int32, n int, base int32, off image.Point, k int, p pipParams, light bool, large func(i, w, h, area int)) []pip {
 	var out []pip
 	for i := 1; i < n; i++ {
 		s := st[i*5 : i*5+5]
-		bx, by, bw, bhh, area := int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4])
-		if area < 4 || area > maxArea || bw > p.kernel-2 || bhh > p.kernel-2 {
+		bx, by, bw, bhh, area := int(s[0])+off.X, int(s[1])+off.Y, int(s[2]), int(s[3]), int(s[4])
+		if area > k*k/2 || bw > k-2 || bhh > k-2 {
+			if large != nil {
+				large(i, bw, bhh, area)
+			}
 			continue
 		}
-		c := measure(g, bhPix, lab, int32(i), image.Rect(bx, by, bx+bw, by+bhh), p)
+		if area < 4 {
+			continue
+		}
+		c := measure(g, bh, lab, base+int32(i), image.Rect(bx, by, bx+bw, by+bhh), p)
 		if c.area == 0 {
 			continue
 		}
 		c.light = light
 		c.whole = wholeDie(g, &c)
 		out = append(out, c)
+	}
+	return out
+}
+
+// dieSized tells whether a spot too large for a pip is the size of a small
+// die: out of focus, or turned so the kernel cannot fit in it, a die darker
+// than the tray around it (a coloured die of light pips, inverted) is
+// filled whole by the closing, and its pips merge with it.
+func dieSized(w, h, area int, p pipParams) bool {
+	return max(w, h) <= 3*p.kernel && 5*area >= 2*w*h
+}
+
+// spotsInDie looks for spots inside spot id (its box on the photo, its
+// area) with a black-hat whose kernel fits the spot, as findSpots does on
+// the photo. The spot's pixels in bh and lab are overwritten with the new
+// black-hat and labels from *next on; they belong to no other spot.
+func spotsInDie(g *grayImg, bh []uint8, lab []int32, id int, box image.Rectangle, area int, next *int32, p pipParams, light bool) []pip {
+	k := max(9, int(math.Sqrt(float64(area)))/3|1)
+	roi := box.Inset(-k / 2).Intersect(image.Rect(0, 0, g.w, g.h))
+	sub := g.mat.Region(roi)
+	defer sub.Close()
+	// A disc: it reaches further into the die's corners than a square
+	// would at 45°, so they are not left as spots.
+	kernel := gocv.GetStructuringElement(gocv.MorphEllipse, image.Pt(k, k))
+	defer kernel.Close()
+	local := gocv.GetStructuringElement(gocv.MorphRect, image.Pt(k/4|1, k/4|1))
+	defer local.Close()
+	sbh, mask, err := spotMask(sub, kernel, local, p.low)
+	if err != nil {
+		return nil
+	}
+	w := roi.Dx()
+	var hist [256]int
+	for y := roi.Min.Y; y < roi.Max.Y; y++ {
+		for x := roi.Min.X; x < roi.Max.X; x++ {
+			i, j := y*g.w+x, (y-roi.Min.Y)*w+x-roi.Min.X
+			if lab[i] != int32(id) {
+				mask[j] = 0
+				continue
+			}
+			hist[g.pix[i]]++
+			bh[i] = sbh[j]
+			lab[i] = 0
+		}
+	}
+	body := medianOf(&hist)
+	sl, st, n, err := labelSpots(mask, w, roi.Dy())
+	if err != nil {
+		return nil
+	}
+	base := *next - 1
+	for j, v := range sl {
+		if v > 0 {
+			lab[(j/w+roi.Min.Y)*g.w+j%w+roi.Min.X] = base + v
+		}
+	}
+	*next += int32(max(n-1, 0))
+	var out []pip
+	for _, c := range keepSpots(g, bh, lab, st, n, base, roi.Min, k, p, light, nil) {
+		// A pip is darker than the die it is on by half its contrast: a
+		// dark spot ringed by a light mark on the region (the hole of a
+		// key's "o") is no pip of it.
+		if c.core <= body-(c.ring-c.core)/2 {
+			out = append(out, c)
+		}
 	}
 	return out
 }
@@ -242,6 +345,20 @@ func pipOK(c pip) bool {
 		return false
 	}
 	return c.ringLow-c.core >= 0.6*contrast
+}
+
+// medianOf returns the median grey of a histogram.
+func medianOf(h *[256]int) float64 {
+	n := 0
+	for _, c := range h {
+		n += c
+	}
+	for v, c := range h {
+		if n -= 2 * c; n <= 0 {
+			return float64(v)
+		}
+	}
+	return 255
 }
 
 // int32s views a CV_32S Mat's data (gocv has no DataPtrInt32).

@@ -353,24 +353,28 @@ func TestReadShakenPips(t *testing.T) {
 // reader reads a third of the dice. On a dark tray a coloured die's light
 // pips near its edge merge with the tray into spots far larger than a
 // pip, and the pips left made a 5 read as 1 and a 6 as 2 (56 pixels: 2
-// wrong at 1.5 and at 2 pixels; see bigSpot); none now.
+// wrong at 1.5 and at 2 pixels; see bigSpot); none now. Such a die,
+// darker than the tray in the inverted grey, is filled whole by the
+// black-hat and its pips are looked for again inside it (spotsInDie):
+// right faces of 240 went from 190, 79, 215 and 195 to 220, 113, 221 and
+// 206 (least, below).
 func TestReadDefocused(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		sigma, size float64
-		wrong       int
-	}{{1.5, 40, 0}, {2, 40, 1}, {1.5, 56, 0}, {2, 56, 0}} {
+		sigma, size  float64
+		wrong, least int
+	}{{1.5, 40, 0, 214}, {2, 40, 1, 108}, {1.5, 56, 0, 217}, {2, 56, 0, 202}} {
 		var s tally
 		for seed := uint64(1); seed <= 60; seed++ {
 			src, truth := render.MustRender(anyPipDice(seed*7+40, 3+int(seed)%3, c.size))
 			img := gaussianBlur(t, src, c.sigma)
 			s.read(t, r, img, truth, fmt.Sprintf("blur %v, %v px, scene %d", c.sigma, c.size, seed))
 		}
-		if s.wrong > c.wrong || s.invented > 0 {
-			t.Errorf("blur of %v px, dice of %v: %d wrong faces and %d invented dice of %d, want at most %d and none", c.sigma, c.size, s.wrong, s.invented, s.dice, c.wrong)
+		if s.wrong > c.wrong || s.invented > 0 || s.right < c.least {
+			t.Errorf("blur of %v px, dice of %v: %d right, %d wrong faces and %d invented dice of %d, want %d or more, at most %d and none", c.sigma, c.size, s.right, s.wrong, s.invented, s.dice, c.least, c.wrong)
 		}
 	}
 }
@@ -673,11 +677,40 @@ func TestReadSmallPhoto(t *testing.T) {
 	}
 }
 
+// TestReadTwoColourRoll: two ivory dice of black pips and two green dice
+// of white pips, 40 pixels across, on dark felt: the roll's pips are
+// dark, and a green die's 1 is measured against the clean green face, not
+// left out as a light spot in a roll of dark pips (see consistent); 89 of
+// 96 read right before, 95 now.
+func TestReadTwoColourRoll(t *testing.T) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s tally
+	for seed := uint64(1); seed <= 24; seed++ {
+		sc := ivoryOnWood(seed, []int{2 + int(seed)%5, 2 + int(seed+2)%5, 2 + int(seed+1)%5, 1}, 40)
+		sc.Felt = color.NRGBA{R: 28, G: 30, B: 34, A: 255}
+		for i := 2; i < 4; i++ {
+			sc.Dice[i].Body = color.NRGBA{R: 40, G: 140, B: 70, A: 255}
+			sc.Dice[i].Ink = color.NRGBA{R: 240, G: 240, B: 235, A: 255}
+		}
+		img, truth := render.MustRender(sc)
+		s.read(t, r, img, truth, fmt.Sprintf("scene %d", seed))
+	}
+	if s.wrong > 0 || s.invented > 0 || s.right < 94 {
+		t.Errorf("%d of %d right, %d wrong, %d invented; want 94 or more, none and none", s.right, s.dice, s.wrong, s.invented)
+	}
+}
+
 // TestReadSmallDiceAnyColour: random dice of any colours 24 pixels
 // across, three to five to a photo on random trays: no wrong face. A dark
 // die's 3 of light pips 1.5 pixels in radius, its face refused, was read
 // as the 2 of its middle and corner pips, the other corner's pip alike
-// to them by 0.77 (see markTwosInLine).
+// to them by 0.77 (see markTwosInLine). A coloured die of light pips on
+// a dark tray, filled whole by the black-hat, has its pips looked for
+// again inside it (spotsInDie), and the rest of it is no spot on its face
+// (faceItself): 266 of 321 read right before, 289 now (at least 284).
 func TestReadSmallDiceAnyColour(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
@@ -688,8 +721,8 @@ func TestReadSmallDiceAnyColour(t *testing.T) {
 		src, truth := render.MustRender(anyPipDice(seed*13+5, 3+int(seed)%3, 24))
 		s.read(t, r, src, truth, fmt.Sprintf("scene %d", seed))
 	}
-	if s.wrong > 0 || s.invented > 0 {
-		t.Errorf("%d wrong faces and %d invented dice of %d, want none", s.wrong, s.invented, s.dice)
+	if s.wrong > 0 || s.invented > 0 || s.right < 284 {
+		t.Errorf("%d right, %d wrong faces and %d invented dice of %d, want 284 or more, none and none", s.right, s.wrong, s.invented, s.dice)
 	}
 }
 
