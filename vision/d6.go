@@ -822,8 +822,10 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 	// far larger, near a face of one to three pips: out of focus, a
 	// coloured die's light pips near its edge merge with the dark tray's
 	// glow around them (in the inverted grey) into such spots, and the
-	// pips left alone made a 5 read as 1 and a 6 as 2.
-	f.doubt = f.doubt || twin || big >= 2
+	// pips left alone made a 5 read as 1 and a 6 as 2. Near a 2 or 3 one
+	// is enough: a light-green 6's other column merged into one spot and
+	// the 2 of the pips left was answered.
+	f.doubt = f.doubt || twin || big >= 2 || f.n >= 2 && big >= 1
 	return max(q, 1e-6)
 }
 
