@@ -1179,8 +1179,9 @@ const clearFore = 0.15
 // read as 1. matteop65's 153 1s and its inverted copy's all check 1;
 // rendered dice under blur or coarse JPEG (1,920 dice), 1s read right
 // 0.84–1 (7 of 229 under 0.9), the middle pips of 3s and 5s whose corner
-// pips blur hid, read as 1, 0.82–0.88 (8).
-const minOneQuality = 0.9
+// pips blur hid, read as 1, 0.82–0.88 (8), and one of a white die's 5
+// of red pips under 2 pixels of blur at 0.90 (session 30: 0.92).
+const minOneQuality = 0.92
 
 // minUpFore is the foreshortening below which a face cannot be a die's
 // top seen by a camera looking down: the face is tilted over 55° to it.

@@ -349,14 +349,14 @@ func TestReadShakenPips(t *testing.T) {
 // blur of 1.5 or 2 pixels). Blur fades a 3's or 5's corner pips into the
 // die's edge and leaves the middle pip alone, not clean: no 1
 // (minOneQuality). Of 240 dice of 40 pixels at 2 pixels, 4 were read as
-// 1; one is still, its middle pip checking 0.9 — so far out of focus the
-// reader reads a third of the dice. On a dark tray a coloured die's light
+// 1; one was until session 30, its middle pip checking 0.90, under the
+// 0.92 now asked — so far out of focus the reader reads half the dice. On a dark tray a coloured die's light
 // pips near its edge merge with the tray into spots far larger than a
 // pip, and the pips left made a 5 read as 1 and a 6 as 2 (56 pixels: 2
 // wrong at 1.5 and at 2 pixels; see bigSpot); none now. Such a die,
 // darker than the tray in the inverted grey, is filled whole by the
 // black-hat and its pips are looked for again inside it (spotsInDie):
-// right faces of 240 went from 190, 79, 215 and 195 to 220, 113, 221 and
+// right faces of 240 went from 190, 79, 215 and 195 to 220, 112, 221 and
 // 206 (least, below).
 func TestReadDefocused(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
@@ -366,7 +366,7 @@ func TestReadDefocused(t *testing.T) {
 	for _, c := range []struct {
 		sigma, size  float64
 		wrong, least int
-	}{{1.5, 40, 0, 214}, {2, 40, 1, 108}, {1.5, 56, 0, 217}, {2, 56, 0, 202}} {
+	}{{1.5, 40, 0, 214}, {2, 40, 0, 108}, {1.5, 56, 0, 217}, {2, 56, 0, 202}} {
 		var s tally
 		for seed := uint64(1); seed <= 60; seed++ {
 			src, truth := render.MustRender(anyPipDice(seed*7+40, 3+int(seed)%3, c.size))
