@@ -68,14 +68,17 @@ func (g *grayImg) inverted() *grayImg {
 // kernel, which is the die face for a pip. Each spot is measured on the
 // grey image afterwards.
 func findSpots(g *grayImg, kernel gocv.Mat, p pipParams, light bool) []pip {
-	bh, mask, err := spotMask(g.mat, kernel, p.local, p.low)
+	bhMat, bh, mask, err := spotMask(g.mat, kernel, p.local, p.low)
+	defer bhMat.Close()
 	if err != nil {
 		return nil
 	}
-	lab, st, n, err := labelSpots(mask, g.w, g.h)
+	sl, err := labelSpots(mask, g.w, g.h)
+	defer sl.close()
 	if err != nil {
 		return nil
 	}
+	lab, st, n := sl.lab, sl.st, sl.n
 	var dieSpots []int // too large for a pip, a die's size
 	out := keepSpots(g, bh, lab, st, n, 0, image.Point{}, p.kernel, p, light, func(i, w, h, area int) {
 		if dieSized(w, h, area, p) {
@@ -96,20 +99,19 @@ func findSpots(g *grayImg, kernel gocv.Mat, p pipParams, light bool) []pip {
 // and at least half as dark as the darkest spot within local: the
 // half-height edge is the same for sharp and blurred pips, and pips of a 6
 // that blur into each other at the low threshold stay apart.
-func spotMask(m, kernel, local gocv.Mat, low uint8) (bh, mask []uint8, err error) {
-	b := gocv.NewMat()
-	defer b.Close()
-	gocv.MorphologyEx(m, &b, gocv.MorphBlackhat, kernel)
+// The caller closes bh, whose pixels bhPix are.
+func spotMask(m, kernel, local gocv.Mat, low uint8) (bh gocv.Mat, bhPix, mask []uint8, err error) {
+	bh = gocv.NewMat()
+	gocv.MorphologyEx(m, &bh, gocv.MorphBlackhat, kernel)
 	lm := gocv.NewMat()
 	defer lm.Close()
-	gocv.Dilate(b, &lm, local)
-	bhPix, err := b.DataPtrUint8()
-	if err != nil {
-		return nil, nil, err
+	gocv.Dilate(bh, &lm, local)
+	if bhPix, err = bh.DataPtrUint8(); err != nil {
+		return bh, nil, nil, err
 	}
 	lmPix, err := lm.DataPtrUint8()
 	if err != nil {
-		return nil, nil, err
+		return bh, nil, nil, err
 	}
 	mask = make([]uint8, len(bhPix))
 	for i, v := range bhPix {
@@ -117,31 +119,39 @@ func spotMask(m, kernel, local gocv.Mat, low uint8) (bh, mask []uint8, err error
 			mask[i] = 255
 		}
 	}
-	return slices.Clone(bhPix), mask, nil
+	return bh, bhPix, mask, nil
 }
 
-// labelSpots labels the 8-connected spots of mask (w×h): a label per
-// pixel (0: none) and, per label, its box and area (x, y, w, h, area).
-func labelSpots(mask []uint8, w, h int) (lab, st []int32, n int, err error) {
+// spotLabels are the 8-connected spots of a mask: a label per pixel (0:
+// none) and, per label, its box and area (x, y, w, h, area), viewing the
+// Mats that close releases.
+type spotLabels struct {
+	labels, stats gocv.Mat
+	lab, st       []int32
+	n             int
+}
+
+func (s *spotLabels) close() {
+	s.labels.Close()
+	s.stats.Close()
+}
+
+// labelSpots labels the spots of mask (w×h).
+func labelSpots(mask []uint8, w, h int) (*spotLabels, error) {
+	s := &spotLabels{labels: gocv.NewMat(), stats: gocv.NewMat()}
 	m, err := gocv.NewMatFromBytes(h, w, gocv.MatTypeCV8UC1, mask)
 	if err != nil {
-		return nil, nil, 0, err
+		return s, err
 	}
 	defer m.Close()
-	labels := gocv.NewMat()
-	defer labels.Close()
-	stats := gocv.NewMat()
-	defer stats.Close()
 	cents := gocv.NewMat()
 	defer cents.Close()
-	n = gocv.ConnectedComponentsWithStatsWithParams(m, &labels, &stats, &cents, 8, gocv.MatTypeCV32S, gocv.CCL_DEFAULT)
-	if lab, err = int32s(labels); err != nil {
-		return nil, nil, 0, err
+	s.n = gocv.ConnectedComponentsWithStatsWithParams(m, &s.labels, &s.stats, &cents, 8, gocv.MatTypeCV32S, gocv.CCL_DEFAULT)
+	if s.lab, err = int32s(s.labels); err != nil {
+		return s, err
 	}
-	if st, err = int32s(stats); err != nil {
-		return nil, nil, 0, err
-	}
-	return slices.Clone(lab), slices.Clone(st), n, nil
+	s.st, err = int32s(s.stats)
+	return s, err
 }
 
 // keepSpots measures the spots labelled 1 to n-1 (stats st, boxes offset
@@ -185,6 +195,23 @@ func dieSized(w, h, area int, p pipParams) bool {
 // the photo. The spot's pixels in bh and lab are overwritten with the new
 // black-hat and labels from *next on; they belong to no other spot.
 func spotsInDie(g *grayImg, bh []uint8, lab []int32, id int, box image.Rectangle, area int, next *int32, p pipParams, light bool) []pip {
+	// A pip is darker than the die it is on (see below): a spot with
+	// nothing that much darker than its median grey is a die whose pips
+	// are of the other polarity, or none (cheaper to see than to search).
+	var hist [256]int
+	least := uint8(255)
+	for y := box.Min.Y; y < box.Max.Y; y++ {
+		for x := box.Min.X; x < box.Max.X; x++ {
+			if i := y*g.w + x; lab[i] == int32(id) {
+				hist[g.pix[i]]++
+				least = min(least, g.pix[i])
+			}
+		}
+	}
+	body := medianOf(&hist)
+	if float64(least) > body-float64(p.low) {
+		return nil
+	}
 	k := max(9, int(math.Sqrt(float64(area)))/3|1)
 	roi := box.Inset(-k / 2).Intersect(image.Rect(0, 0, g.w, g.h))
 	sub := g.mat.Region(roi)
@@ -195,12 +222,12 @@ func spotsInDie(g *grayImg, bh []uint8, lab []int32, id int, box image.Rectangle
 	defer kernel.Close()
 	local := gocv.GetStructuringElement(gocv.MorphRect, image.Pt(k/4|1, k/4|1))
 	defer local.Close()
-	sbh, mask, err := spotMask(sub, kernel, local, p.low)
+	sbhMat, sbh, mask, err := spotMask(sub, kernel, local, p.low)
+	defer sbhMat.Close()
 	if err != nil {
 		return nil
 	}
 	w := roi.Dx()
-	var hist [256]int
 	for y := roi.Min.Y; y < roi.Max.Y; y++ {
 		for x := roi.Min.X; x < roi.Max.X; x++ {
 			i, j := y*g.w+x, (y-roi.Min.Y)*w+x-roi.Min.X
@@ -208,18 +235,18 @@ func spotsInDie(g *grayImg, bh []uint8, lab []int32, id int, box image.Rectangle
 				mask[j] = 0
 				continue
 			}
-			hist[g.pix[i]]++
 			bh[i] = sbh[j]
 			lab[i] = 0
 		}
 	}
-	body := medianOf(&hist)
-	sl, st, n, err := labelSpots(mask, w, roi.Dy())
+	sls, err := labelSpots(mask, w, roi.Dy())
+	defer sls.close()
 	if err != nil {
 		return nil
 	}
+	st, n := sls.st, sls.n
 	base := *next - 1
-	for j, v := range sl {
+	for j, v := range sls.lab {
 		if v > 0 {
 			lab[(j/w+roi.Min.Y)*g.w+j%w+roi.Min.X] = base + v
 		}
