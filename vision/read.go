@@ -664,10 +664,10 @@ const (
 // numbered die's middle is on no square), the pip at its middle (within
 // lonePipOff of its side), of the size a 1's pip has on such a die (a
 // diameter of lonePipSize of its side), no other pip face on it and no
-// other spot near its middle, of a clear contrast and with an edge (see
-// fill: a soft spot on a die whose grey pips its red hid from the grey
-// image was read as 1; a dark 1 of the roll's polarity, odd only for its
-// contrast, needs none).
+// other spot near its middle, of a clear contrast and, if light, with an
+// edge (see fill: a soft spot on a die whose grey pips its red hid from
+// the grey image was read as 1; a highlight is light, and a dark 1 out of
+// focus fades as it does).
 // Rendered dice of random colours: 73 such 1s at 0.02–0.03 of the side
 // from the middle, diameters 0.11–0.15, and two pips of 2s at 0.23 and
 // 0.28; on matteop65, 96 of the 97 spots left out lie on no die-like
@@ -693,11 +693,10 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		if p.ring-p.core < lonePipContrast {
 			continue // faint: the die's other pips may be fainter still
 		}
-		if fill(p) > g.maxFill() && (p.light || !pd.faint) {
+		if fill(p) > g.maxFill() && p.light {
 			// A spot that fades is a highlight, not a painted disc,
-			// unless it is dark and was left out only as fainter than
-			// the roll's clearest 1: then it is a blurred die's pip,
-			// which fades as a highlight does (a highlight is light).
+			// unless it is dark: then it is a blurred die's pip, which
+			// fades as a highlight does (a highlight is light).
 			continue
 		}
 		b := &bs[best]
