@@ -885,3 +885,51 @@ func TestWholeDie(t *testing.T) {
 		}
 	}
 }
+
+// TestSpotsInDie: a die darker than the tray around it (grey 130 on 220,
+// as a coloured die of light pips is in the inverted grey), turned 45° so
+// the black-hat's square cannot fit in it, is filled whole by the closing,
+// and its pips merge with it into one spot too large for a pip; they are
+// found by the search inside it (spotsInDie). A die with nothing darker
+// than its own grey yields no spot.
+func TestSpotsInDie(t *testing.T) {
+	const cx, cy, side = 320.0, 240.0, 34.0
+	pips := [][2]float64{{cx - 8, cy}, {cx, cy}, {cx + 8, cy}}
+	for _, withPips := range []bool{true, false} {
+		img := image.NewGray(image.Rect(0, 0, 640, 480))
+		for y := range 480 {
+			for x := range 640 {
+				g := uint8(220)
+				// A square of the given side turned 45°: |u|+|v| within
+				// half its diagonal.
+				if math.Abs(float64(x)+0.5-cx)+math.Abs(float64(y)+0.5-cy) <= side/math.Sqrt2 {
+					g = 130
+				}
+				img.SetGray(x, y, color.Gray{Y: g})
+			}
+		}
+		if withPips {
+			for _, p := range pips {
+				drawDisc(img, p[0], p[1], 2.5, 40)
+			}
+		}
+		_, ps := findDrawn(t, img)
+		var near []pip
+		for _, p := range ps {
+			if !p.light && math.Hypot(p.x-cx, p.y-cy) < side {
+				near = append(near, p)
+			}
+		}
+		if !withPips {
+			if len(near) > 0 {
+				t.Errorf("a plain die: %d spots on it, want none: %+v", len(near), near)
+			}
+			continue
+		}
+		for _, q := range pips {
+			if !slices.ContainsFunc(near, func(p pip) bool { return p.ok && math.Hypot(p.x-q[0], p.y-q[1]) < 1.5 }) {
+				t.Errorf("no pip found at %.0f,%.0f: %+v", q[0], q[1], near)
+			}
+		}
+	}
+}
