@@ -23,9 +23,6 @@ type pipDie struct {
 	// the polarity of the clear faces (see consistent): a region must
 	// vouch for it (see vouchContested), or its face is unread.
 	contested bool
-	// faint marks a lone pip left out (see consistent) for its contrast
-	// only: of the roll's polarity, fainter than its clearest 1.
-	faint bool
 }
 
 // readPips finds pip dice in g: face hypotheses are checked against the
@@ -1428,7 +1425,6 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 				continue
 			}
 			if st[i].contrast < share*c {
-				d.faint = true
 				odd = append(odd, d)
 				continue
 			}

@@ -98,8 +98,8 @@ func findSpots(g *grayImg, kernel gocv.Mat, p pipParams, light bool) []pip {
 // spots' pixels. A pixel is part of a spot when it is dark enough (low)
 // and at least half as dark as the darkest spot within local: the
 // half-height edge is the same for sharp and blurred pips, and pips of a 6
-// that blur into each other at the low threshold stay apart.
-// The caller closes bh, whose pixels bhPix are.
+// that blur into each other at the low threshold stay apart. The caller
+// closes bh; bhPix views its pixels.
 func spotMask(m, kernel, local gocv.Mat, low uint8) (bh gocv.Mat, bhPix, mask []uint8, err error) {
 	bh = gocv.NewMat()
 	gocv.MorphologyEx(m, &bh, gocv.MorphBlackhat, kernel)

@@ -554,22 +554,19 @@ func TestLonesOnDice(t *testing.T) {
 		b     blob
 		other bool // a pip face on the region already
 		spot  bool // another spot like a pip near the middle
-		faint bool // left out as fainter than the roll's clearest 1 only
 		want  bool
 	}{
-		{"soft-edged, dark and of the roll's kind (a blurred pip)", soft, square, false, false, true, true},
-		{"soft-edged, light, of the roll's kind (a highlight)", lightSoft, square, false, false, true, false},
-		{"at the middle", at(141, 139, 6), square, false, false, false, true},
-		{"faint (the die's other pips may be fainter)", faint, square, false, false, false, false},
-		{"soft-edged, light, of another polarity (a highlight)", lightSoft, square, false, false, false, false},
-		{"soft-edged, dark, of another polarity (a blurred pip of a die of another colour)", soft, square, false, false, false, true},
-		{"with a spot like a pip near the middle (a 3)", near, square, false, true, false, false},
-		{"off the middle (a 2's pip)", at(160, 160, 6), square, false, false, false, false},
-		{"on a hexagon (a numeral's loop)", at(140, 140, 6), hexagon, false, false, false, false},
-		{"as large as the region", at(140, 140, 30), square, false, false, false, false},
-		{"a speck", at(140, 140, 2), square, false, false, false, false},
-		{"beside a pip face", at(140, 140, 6), square, true, false, false, false},
-		{"on no region", at(400, 300, 6), square, false, false, false, false},
+		{"soft-edged, dark (a blurred pip)", soft, square, false, false, true},
+		{"soft-edged, light (a highlight)", lightSoft, square, false, false, false},
+		{"at the middle", at(141, 139, 6), square, false, false, true},
+		{"faint (the die's other pips may be fainter)", faint, square, false, false, false},
+		{"with a spot like a pip near the middle (a 3)", near, square, false, true, false},
+		{"off the middle (a 2's pip)", at(160, 160, 6), square, false, false, false},
+		{"on a hexagon (a numeral's loop)", at(140, 140, 6), hexagon, false, false, false},
+		{"as large as the region", at(140, 140, 30), square, false, false, false},
+		{"a speck", at(140, 140, 2), square, false, false, false},
+		{"beside a pip face", at(140, 140, 6), square, true, false, false},
+		{"on no region", at(400, 300, 6), square, false, false, false},
 	} {
 		ps := []pip{tc.p, at(20, 20, 5)}
 		if tc.spot {
@@ -579,7 +576,7 @@ func TestLonesOnDice(t *testing.T) {
 		if tc.other {
 			pds = []pipDie{{f: face{n: 2, pips: []int{1}, cx: 140 * g.scale, cy: 165 * g.scale, A: m2{g.scale, 0, 0, g.scale}, half: 10}}}
 		}
-		got := lonesOnDice(g, []pipDie{{f: face{n: 1, pips: []int{0}}, faint: tc.faint}}, ps, pds, []blob{tc.b})
+		got := lonesOnDice(g, []pipDie{{f: face{n: 1, pips: []int{0}}}}, ps, pds, []blob{tc.b})
 		if (len(got) == 1) != tc.want {
 			t.Errorf("%s: kept %d, want %v", tc.name, len(got), tc.want)
 		}
