@@ -692,8 +692,10 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			// 3's pips lie 4.3–4.8 radii apart when the die is small):
 			// the 1 is doubtful, not refused — a refused 1 no longer
 			// rivals a scratched 4's other reading, and a touching
-			// die's pip can be such a twin.
-			if d < oneTwinFree && round > 0.7 && s.r > 0.75*mean.r && s.r < 1.33*mean.r &&
+			// die's pip can be such a twin. Up to 1.6 times its size:
+			// out of focus, a small coloured die's pips merge with its
+			// edge and grow (a 3's middle pip at 1.48 times its corner's).
+			if d < oneTwinFree && round > 0.7 && s.r > 0.75*mean.r && s.r < 1.6*mean.r &&
 				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) {
 				twin = true
 			}
