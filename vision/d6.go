@@ -527,7 +527,10 @@ const oneTwinFree = 5.5
 
 // bigSpot tells whether spot s is far larger than pips of radius r and
 // contrast c and as clear (see checkFace's big): pips merged with what
-// lies around them, not lint or a pip of its own.
+// lies around them, not lint or a pip of its own. checkFace does not
+// count one that is the face itself (see faceItself): a large coloured
+// die turned 45°, darker than the tray in the inverted grey, leaves its
+// corners as such spots (a green 3 was unread).
 func bigSpot(s *pip, r, c float64) bool {
 	return s.r >= bigSpotSize[0]*r && s.r <= bigSpotSize[1]*r && s.ring-s.core >= minPipContrastShare*c
 }
@@ -699,7 +702,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 				s.ring-s.core >= minPipContrastShare*(mean.ring-mean.core) {
 				twin = true
 			}
-			if d < farTwinReach && bigSpot(s, mean.r, mean.ring-mean.core) {
+			if d < farTwinReach && bigSpot(s, mean.r, mean.ring-mean.core) && !faceItself(s, mean.ring, mean.ring-mean.core) {
 				big++
 			}
 			// Further on, to a twin on its die (die-bright all the way
@@ -717,7 +720,7 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		if math.Abs(u) <= emptyIn && math.Abs(v) <= emptyIn && !sixBridge(f, s, u, v, contrast) && !pipSmear(ps, f, s, contrast) && !faceItself(s, ring, contrast) {
 			return 0
 		}
-		if f.n <= 3 && math.Abs(u) <= bigReach && math.Abs(v) <= bigReach && bigSpot(s, pipRad, contrast) {
+		if f.n <= 3 && math.Abs(u) <= bigReach && math.Abs(v) <= bigReach && bigSpot(s, pipRad, contrast) && !faceItself(s, ring, contrast) {
 			big++
 		}
 		// A pip like the face's own anywhere on the face means the face

@@ -379,6 +379,26 @@ func TestReadDefocused(t *testing.T) {
 	}
 }
 
+// TestReadTurnedColouredDice: four random dice of any colours, one a
+// green 3 of white pips turned 45° on dark felt, 85 pixels across. In the
+// inverted grey the die is darker than the tray and its corners, which
+// the black-hat's square cannot reach into, are spots twice a pip's
+// radius and as dark as the face: no merged pips (see bigSpot), so the 3
+// is read (it was unread).
+func TestReadTurnedColouredDice(t *testing.T) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := render.RandomScene(343, []rules.Die{rules.D6, rules.D6, rules.D6, rules.D6}, render.Options{D6: render.D6Pips})
+	img, truth := render.MustRender(sc)
+	var s tally
+	s.read(t, r, img, truth, "scene 343")
+	if s.right < s.dice || s.invented > 0 {
+		t.Errorf("%d of %d right, %d wrong, %d null, %d invented; want all and none", s.right, s.dice, s.wrong, s.null, s.invented)
+	}
+}
+
 // TestReadDefocusedThree: four random dice showing 3, 48 pixels across,
 // out of focus by 1.75 pixels. A green one of white pips on navy had its
 // middle and corner pips merged with its body into spots 1.5 and 1.8
