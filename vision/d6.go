@@ -797,9 +797,16 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 		// side by side, or of a die's top and its side, can fit. Between
 		// one die's pips it is die-bright all the way; between two dice
 		// there is a gap or a shadow.
+		// Light pips are found in the inverted grey, where a dark tray
+		// is lighter than the die: two dice's light pips across it fit a
+		// 2 as well (a purple die's pip and a 1's beside it).
+		hi := math.Inf(1)
+		if ps[f.pips[0]].light {
+			hi = ring + trayLighter*contrast
+		}
 		for t := 1; t < f.n; t++ {
 			a, b := &ps[f.pips[t-1]], &ps[f.pips[t]]
-			if !dieBright(g, ps, a.x, a.y, b.x, b.y, f.pips, ring) {
+			if !dieBright(g, ps, a.x, a.y, b.x, b.y, f.pips, ring) || !noLighter(g, ps, a.x, a.y, b.x, b.y, f.pips, hi) {
 				return 0
 			}
 		}
@@ -1079,6 +1086,12 @@ func pipMeans(ps []pip, f *face) (core, ring, r float64) {
 // brightness ring at every pixel of the line from (ax,ay) to (bx,by),
 // away from the pips near.
 func dieBright(g *grayImg, ps []pip, ax, ay, bx, by float64, near []int, ring float64) bool {
+	return alongLine(g, ps, ax, ay, bx, by, near, func(v float64) bool { return v >= sameDieBright*ring })
+}
+
+// alongLine reports whether ok holds for g at every pixel of the line
+// from (ax,ay) to (bx,by) that is not within two radii of a pip near.
+func alongLine(g *grayImg, ps []pip, ax, ay, bx, by float64, near []int, ok func(float64) bool) bool {
 	steps := max(16, int(math.Hypot(bx-ax, by-ay)))
 	for t := 1; t < steps; t++ {
 		x := ax + (bx-ax)*float64(t)/float64(steps)
@@ -1090,12 +1103,23 @@ func dieBright(g *grayImg, ps []pip, ax, ay, bx, by float64, near []int, ring fl
 				break
 			}
 		}
-		if !nearPip && g.at(x, y) < sameDieBright*ring {
+		if !nearPip && !ok(g.at(x, y)) {
 			return false
 		}
 	}
 	return true
 }
+
+// noLighter reports whether g is at most hi at every pixel of the line
+// from (ax,ay) to (bx,by), away from the pips near.
+func noLighter(g *grayImg, ps []pip, ax, ay, bx, by float64, near []int, hi float64) bool {
+	return alongLine(g, ps, ax, ay, bx, by, near, func(v float64) bool { return v <= hi })
+}
+
+// trayLighter is how much lighter than a face of light pips, in shares of
+// their contrast, the inverted grey between its pips may be (see
+// checkFace).
+const trayLighter = 0.3
 
 // Reach and brightness of one die's faces (see sameDie).
 const (
