@@ -502,9 +502,16 @@ func fitFace(ps []pip, n int, idx []int) (face, bool) {
 		}
 		rs = append(rs, 2*math.Sqrt(math.Sqrt(l1*l2)))
 	}
-	lo, hi := slices.Min(rs), slices.Max(rs)
+	slices.Sort(rs)
+	lo, hi := rs[0], rs[len(rs)-1]
 	f.pipR = (lo + hi) / 2
 	f.half = min(max(halfPerPipR*f.pipR, 1.5), 3.5)
+	// A face's pips are alike in size; of four or more, one may have
+	// grown by merging with the die's edge out of focus (a green 4's
+	// corner pip at 2.1 times its smallest was read as the 2 of a side).
+	if n >= 4 && len(rs) >= 2 && rs[len(rs)-2]/lo <= 1.6 && hi/lo <= 2.2 {
+		return f, true
+	}
 	if hi/lo > 1.6 {
 		return f, false
 	}
