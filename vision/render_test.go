@@ -407,22 +407,29 @@ func TestReadTurnedColouredDice(t *testing.T) {
 	}
 }
 
-// TestReadDefocusedFour: four random dice 44 pixels across, out of focus
-// by a pixel. A green 4 of white pips had one corner pip merged with the
-// die's edge, 2.1 times the radius of its smallest, and the face of four
-// was not fitted (its pips' sizes must agree within 1.6 times): a side
-// of the 4 was answered as 2. One pip of four or more may be up to 2.2
-// times the smallest now; the 4 is unread, not wrong.
+// TestReadDefocusedFour: four random dice out of focus, each scene with a
+// green 4 of white pips whose pips merged with the die's edge and grew,
+// so that the face of four was not fitted (its pips' sizes must agree)
+// and a side of the 4 was answered as 2. 44 pixels, 1 pixel of blur: one
+// pip at 2.1 times the smallest's radius; one pip of four or more may be
+// up to 2.2 times now (fitFace). 64 pixels, 1.75 pixels: two pips at
+// about twice, lying just past 3 face units from the 2; big spots count
+// out to 3.5 (bigReach). The 4s are unread, not wrong.
 func TestReadDefocusedFour(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, truth := render.MustRender(anyPipDice(18, 4, 44))
-	var s tally
-	s.read(t, r, gaussianBlur(t, src, 1), truth, "scene 1")
-	if s.wrong > 0 || s.invented > 0 {
-		t.Errorf("%d of %d right, %d wrong, %d invented; want none wrong or invented", s.right, s.dice, s.wrong, s.invented)
+	for _, c := range []struct {
+		seed        uint64
+		size, sigma float64
+	}{{18, 44, 1}, {16*13 + 64, 64, 1.75}} {
+		src, truth := render.MustRender(anyPipDice(c.seed, 4, c.size))
+		var s tally
+		s.read(t, r, gaussianBlur(t, src, c.sigma), truth, fmt.Sprintf("%v px, blur %v", c.size, c.sigma))
+		if s.wrong > 0 || s.invented > 0 {
+			t.Errorf("%v px, blur %v: %d of %d right, %d wrong, %d invented; want none wrong or invented", c.size, c.sigma, s.right, s.dice, s.wrong, s.invented)
+		}
 	}
 }
 
