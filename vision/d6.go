@@ -85,7 +85,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	markThirdPips(g, inv, chosen, ps)
 	markRivals(chosen, cut, bigger)
 	markRivals(chosen, valid, fitsBetter)
-	dice, specks := dropSpecks(upFaces(g, inv, ps, chosen), ps)
+	dice, specks := dropSpecks(dropRinging(upFaces(g, inv, ps, chosen), ps), ps)
 	dice, odd = consistent(dice, ps)
 	markWholeDice(dice, ps)
 	return dice, ps, append(odd, specks...)
@@ -203,6 +203,45 @@ func dropSpecks(ds []pipDie, ps []pip) (kept, specks []pipDie) {
 	}
 	return kept, specks
 }
+
+// dropRinging drops the dice whose every pip is a small spot of the other
+// polarity at the edge of a far larger pip of another die read from two
+// or more pips (a lone light spot may be a whole die, a dark 1 inside
+// it): coarse JPEG
+// overshoots beside a dark pip into a light speck, and two such specks
+// made a light-pipped 2 inside a white die's 2 (matteop65's six_57 at
+// JPEG quality 40), a second die where there is one.
+func dropRinging(ds []pipDie, ps []pip) []pipDie {
+	out := ds[:0:0]
+	for i, d := range ds {
+		ringing := true
+		for _, k := range d.f.pips {
+			p := &ps[k]
+			edge := false
+			for j, e := range ds {
+				if j == i || e.f.n < 2 || e.null || ps[e.f.pips[0]].light == p.light {
+					continue
+				}
+				for _, m := range e.f.pips {
+					q := &ps[m]
+					if p.r < ringingR*q.r && math.Hypot(p.x-q.x, p.y-q.y) < ringingReach*q.r {
+						edge = true
+					}
+				}
+			}
+			ringing = ringing && edge
+		}
+		if !ringing {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ringingR bounds a ringing speck's radius by the pip's it rings, and
+// ringingReach its distance from the pip's centre, both in that pip's
+// radii: six_57's specks are 0.35 of the pip, 1.3 radii out.
+const ringingR, ringingReach = 0.6, 1.8
 
 // minLonePipR is the least radius, in working pixels, of the pip of a die
 // read as 1 with no die-like region to vouch for it (see dropSpecks).

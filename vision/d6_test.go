@@ -307,6 +307,34 @@ func TestConsistentSidesSetPolarity(t *testing.T) {
 	}
 }
 
+// TestDropRinging: two light specks at the edges of a white die's two dark
+// pips (coarse JPEG overshooting, matteop65's six_57 at quality 40) are
+// no light-pipped 2 of a second die; light pips as large as the dark ones
+// beside them are, and so are specks that are not all at a pip's edge.
+func TestDropRinging(t *testing.T) {
+	ps := []pip{
+		{x: 355, y: 305, r: 3.8}, {x: 341, y: 325, r: 3.9}, // the white die's 2
+		{x: 352, y: 309, r: 1.4, light: true}, {x: 344, y: 321, r: 1.3, light: true},
+		{x: 352, y: 309, r: 3.5, light: true}, {x: 344, y: 321, r: 3.5, light: true},
+		{x: 380, y: 330, r: 1.4, light: true},
+	}
+	two := pipDie{f: face{n: 2, pips: []int{0, 1}}}
+	for _, tc := range []struct {
+		name  string
+		other []int
+		kept  int
+	}{
+		{"specks at both pips' edges", []int{2, 3}, 1},
+		{"light pips as large", []int{4, 5}, 2},
+		{"one speck away from the pips", []int{2, 6}, 2},
+	} {
+		got := dropRinging([]pipDie{two, {f: face{n: 2, pips: tc.other}}}, ps)
+		if len(got) != tc.kept || got[0].f.pips[0] != 0 {
+			t.Errorf("%s: kept %v, want %d dice, the dark 2 first", tc.name, got, tc.kept)
+		}
+	}
+}
+
 // TestConsistentSidedOnesOutvote: two light dots on a keyboard's key make
 // a face of several pips, yet five dark 1s whose dice show side faces
 // (matteop65's dice_45 with a little noise) are more dice: their polarity
