@@ -1007,6 +1007,11 @@ func freeSides(side []bool, sides [][]int, same [][]bool) {
 // looked at by markOrphans: past the corners of a missed-pip 6 seen as a 3.
 const orphanReach = 1.8
 
+// oneOrphanElong is the least roundness of a spot as large as a 1's pip
+// that makes the 1 doubtful (see markOrphans): the green 4's merged pips
+// were 0.57 and 0.59; other orphans must be rounder than 0.6.
+const oneOrphanElong = 0.45
+
 // orphanEdge is how far out, in the face's half sides, a pip may lie and
 // still be on the face (its half side is a guess from the pip size): on
 // matteop65 the side faces' pips lie 1.53 half sides out or more, and the
@@ -1047,13 +1052,21 @@ func markOrphans(ds []pipDie, ps []pip) {
 			edge = oneSideEdge
 		}
 		for k, p := range ps {
-			if used[k] || !p.ok || p.light != light || p.elong < 0.6 {
-				continue
-			}
-			if p.r < r/1.6 || p.r > r*1.6 || p.ring-p.core < minPipContrastShare*c {
+			if used[k] || !p.ok || p.light != light || p.r > r*1.6 || p.ring-p.core < minPipContrastShare*c {
 				continue
 			}
 			if math.Hypot(p.x-f.cx, p.y-f.cy) > reach {
+				continue
+			}
+			// A 1's pip is a die's largest: one as large beside it, not
+			// of a side face, makes the 1 a pip of a bigger face, even
+			// drawn out (out of focus a green 4's pips merged with its
+			// edge, and the one left round was answered as 1).
+			if f.n == 1 && p.r >= r && p.elong >= oneOrphanElong && !slices.Contains(ds[i].sidePips, k) {
+				alike += 2
+				continue
+			}
+			if p.elong < 0.6 || p.r < r/1.6 {
 				continue
 			}
 			// The rest of a bigger face lies on this face; the pips of a
