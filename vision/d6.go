@@ -38,6 +38,9 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 	hyps := faceHypotheses(ps)
 	var valid, cut []face
 	for _, f := range hyps {
+		if f.n <= 3 && slices.ContainsFunc(f.pips, func(k int) bool { return ps[k].crowded }) {
+			continue
+		}
 		gg := g
 		if ps[f.pips[0]].light {
 			gg = inv

@@ -25,6 +25,9 @@ type pip struct {
 	// whole marks a spot that holds peaks of the other polarity: a die
 	// too small for its pips to be found, seen whole (see wholeDie).
 	whole bool
+	// crowded marks a pip passed only with its ring away from the pips
+	// beside it (see clearRings): a pip of a face of four or more.
+	crowded bool
 }
 
 // pipParams are relative to the photo, not tuned per dataset.
@@ -51,9 +54,56 @@ func findPips(g, inv *grayImg) []pip {
 	l := p.kernel/4 | 1
 	p.local = gocv.GetStructuringElement(gocv.MorphRect, image.Pt(l, l))
 	defer p.local.Close()
-	out := findSpots(g, kernel, p, false)
-	return append(out, findSpots(inv, kernel, p, true)...)
+	dark := findSpots(g, kernel, p, false)
+	light := findSpots(inv, kernel, p, true)
+	clearRings(g, dark)
+	clearRings(inv, light)
+	return append(dark, light...)
 }
+
+// clearRings passes the round pips that failed only for the darkest
+// tenth of their ring, when that ring, away from the one or two pips like
+// them beside it, is bright all round: the pips of a small die's 6 lie
+// closer than their rings' radius, and its middle pips' rings ran through
+// their neighbours. They are marked crowded: a row of three such pips is
+// also a 6's column whose other column was lost, no 3.
+func clearRings(g *grayImg, ps []pip) {
+	var buf [ringN]float64
+	for i := range ps {
+		c := &ps[i]
+		if c.ok || c.elong < ringElong {
+			continue
+		}
+		contrast := c.ring - c.core
+		var near []*pip
+		for j := range ps {
+			q := &ps[j]
+			if j != i && q.elong >= ringElong && q.r <= c.r*1.5 && q.r >= c.r/1.5 && math.Abs(q.core-c.core) <= contrast/3 &&
+				math.Hypot(q.x-c.x, q.y-c.y) < 4*c.r {
+				near = append(near, q)
+			}
+		}
+		if len(near) == 0 || len(near) > 2 {
+			continue
+		}
+		v := ringSamples(g, *c, buf[:0], func(x, y float64) bool {
+			return slices.ContainsFunc(near, func(q *pip) bool { return math.Hypot(x-q.x, y-q.y) < 1.5*q.r+1 })
+		})
+		if len(v) < ringN/2 {
+			continue
+		}
+		slices.Sort(v)
+		d := *c
+		d.ringLow = v[len(v)/10]
+		if pipOK(d) {
+			c.ok, c.crowded = true, true
+		}
+	}
+}
+
+// ringElong is the least roundness of a pip clearRings passes, and of the
+// pips beside it whose places its ring leaves out.
+const ringElong = 0.6
 
 // inverted returns g with greys inverted, so light pips become dark.
 func (g *grayImg) inverted() *grayImg {
@@ -319,8 +369,19 @@ func measure(g *grayImg, bh []uint8, lab []int32, id int32, box image.Rectangle,
 // ringGrey samples the grey on an ellipse twice the pip's size around it
 // and returns its median and its darkest tenth.
 func ringGrey(g *grayImg, c pip) (median, low float64) {
-	const n = 24
-	var v [n]float64
+	var buf [ringN]float64
+	v := ringSamples(g, c, buf[:0], nil)
+	slices.Sort(v)
+	return (v[ringN/2-1] + v[ringN/2]) / 2, v[ringN/10]
+}
+
+// ringN is the number of points ringSamples samples.
+const ringN = 24
+
+// ringSamples appends to v the grey at ringN points on the ellipse twice
+// the pip's size around it, but those skip says (nil: none).
+func ringSamples(g *grayImg, c pip, v []float64, skip func(x, y float64) bool) []float64 {
+	const n = ringN
 	// Axes of the pip ellipse.
 	l1, l2 := eig2(c.cov)
 	ang := eigAngle(c.cov)
@@ -334,11 +395,11 @@ func ringGrey(g *grayImg, c pip) (median, low float64) {
 		u, w := ra*math.Cos(t), rb*math.Sin(t)
 		x := c.x + u*ca - w*sa
 		y := c.y + u*sa + w*ca
-		v[i] = g.at(x, y)
+		if skip == nil || !skip(x, y) {
+			v = append(v, g.at(x, y))
+		}
 	}
-	s := v[:]
-	slices.Sort(s)
-	return (s[n/2-1] + s[n/2]) / 2, s[n/10]
+	return v
 }
 
 // at returns the grey at (x, y), bilinear, clamped to the image.
