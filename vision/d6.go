@@ -1193,16 +1193,33 @@ const (
 // 3.8–4.1, seen rounder) was taken for the top and the 3 was missed; a
 // speck beside a 2 (1.5 against 3.8) left it unread.
 func upOfPips(ps []pip, f, h *face) int {
-	_, _, rf := pipMeans(ps, f)
-	_, _, rh := pipMeans(ps, h)
+	cf, gf, rf := pipMeans(ps, f)
+	ch, gh, rh := pipMeans(ps, h)
 	switch {
 	case f.n == 1 && rf < tinyOne*rh:
 		return -1
 	case h.n == 1 && rh < tinyOne*rf:
 		return 1
 	}
+	// Faces alike in foreshortening: a side's pips, seen edge-on and less
+	// lit, are smaller and fainter than the top's, wherever the side lies
+	// (matteop65's six_54: a 3's side 2 above it, its pips 0.77 of the 3's
+	// radius and 0.62 of their contrast, had made the 3 a side).
+	if math.Abs(f.fore-h.fore) <= sureFore && f.n >= 2 && h.n >= 2 {
+		switch {
+		case rh < sideR*rf && gh-ch < sideContrast*(gf-cf):
+			return 1
+		case rf < sideR*rh && gf-cf < sideContrast*(gh-ch):
+			return -1
+		}
+	}
 	return upOf(f, h)
 }
+
+// sideR and sideContrast are the shares of a face's pip radius and
+// contrast under which the pips of another face of its die, as
+// foreshortened, make that face its side (see upOfPips).
+const sideR, sideContrast = 0.85, 0.75
 
 // tinyOne is the share of a face's pip radius under which a lone pip of
 // the same die is no top (see upOfPips).

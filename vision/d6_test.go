@@ -573,6 +573,38 @@ func TestUpOfPips(t *testing.T) {
 	}
 }
 
+// TestUpOfPipsFaintSide: of two faces of a die alike in foreshortening,
+// the one of smaller and fainter pips is the side, above the other or not
+// (matteop65's six_54: a 3's side 2 above it, 0.77 of its pips' radius
+// and 0.62 of their contrast, made the 3 a side and the die unread). A
+// face only smaller, or only fainter, leaves it to their places.
+func TestUpOfPipsFaintSide(t *testing.T) {
+	ps := []pip{
+		{r: 4.3, core: 0, ring: 189}, {r: 4.3, core: 0, ring: 189}, {r: 4.3, core: 0, ring: 189}, // the 3
+		{r: 3.3, core: 30, ring: 147}, {r: 3.3, core: 30, ring: 147}, // small and faint
+		{r: 3.3, core: 0, ring: 189}, {r: 3.3, core: 0, ring: 189}, // small only
+		{r: 4.3, core: 30, ring: 147}, {r: 4.3, core: 30, ring: 147}, // faint only
+	}
+	three := face{n: 3, pips: []int{0, 1, 2}, fore: 0.96, cy: 196, A: m2{10, 0, 0, 10}, half: 2.5}
+	for _, tc := range []struct {
+		name string
+		pips []int
+		want int // for the 3
+	}{
+		{"smaller and fainter", []int{3, 4}, 1},
+		{"smaller only", []int{5, 6}, -1},
+		{"fainter only", []int{7, 8}, -1},
+	} {
+		two := face{n: 2, pips: tc.pips, fore: 0.8, cy: 170, A: m2{10, 0, 0, 10}, half: 2.5}
+		if got := upOfPips(ps, &three, &two); got != tc.want {
+			t.Errorf("%s: upOfPips = %d, want %d", tc.name, got, tc.want)
+		}
+		if got := upOfPips(ps, &two, &three); got != -tc.want {
+			t.Errorf("%s, swapped: upOfPips = %d, want %d", tc.name, got, -tc.want)
+		}
+	}
+}
+
 // TestReadStainsBesideAOne: three dark stains of a pip's size on the tray,
 // fainter than the crisp 1 of the one die, are no dice: with no face of
 // several pips the strongest 1 sets the roll's contrast (the median of the
