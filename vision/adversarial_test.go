@@ -180,6 +180,24 @@ func colourScene(seed uint64) (render.Scene, func(*image.RGBA) image.Rectangle) 
 	return s, nil
 }
 
+// TestReadOneOfAnotherSize: in a roll of dice of several colours and
+// sizes, a blue die's white 1 is 0.6 of the radius of a larger die's
+// light pips: unlike the roll's pips, it was dropped, not left for its
+// die to vouch for (lonesOnDice), and the die was missed.
+func TestReadOneOfAnotherSize(t *testing.T) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}, TopDown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := colourScene(55)
+	img, truth := render.MustRender(s)
+	var tl tally
+	tl.read(t, r, img, truth, "scene 55")
+	if tl.right != tl.dice || tl.dice != 5 {
+		t.Errorf("%d of %d dice read right, want all 5", tl.right, tl.dice)
+	}
+}
+
 // advSpot blends a disc of colour c of radius r at (x, y): with an edge
 // (hard) or fading like a glint.
 func advSpot(img *image.RGBA, x, y, r float64, c color.NRGBA, hard bool) {

@@ -1533,7 +1533,11 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 				odd = append(odd, d)
 				continue
 			}
+			// A pip unlike the roll's in size is odd too: a die of another
+			// size may vouch for it (a blue die's 1, 0.6 of the radius of
+			// a larger die's pips, was dropped).
 			if strong && (st[i].r < 0.7*r || st[i].r > 2.2*r) {
+				odd = append(odd, d)
 				continue
 			}
 			d.contested = flipped
