@@ -210,10 +210,10 @@ func dropSpecks(ds []pipDie, ps []pip) (kept, specks []pipDie) {
 // dropRinging drops the dice whose every pip is a small spot of the other
 // polarity at the edge of a far larger pip of another die read from two
 // or more pips (a lone light spot may be a whole die, a dark 1 inside
-// it): coarse JPEG
-// overshoots beside a dark pip into a light speck, and two such specks
-// made a light-pipped 2 inside a white die's 2 (matteop65's six_57 at
-// JPEG quality 40), a second die where there is one.
+// it): coarse JPEG overshoots beside a dark pip into a light speck, and
+// two such specks made a light-pipped 2 inside a white die's 2
+// (matteop65's six_57 at JPEG quality 40), a second die where there is
+// one.
 func dropRinging(ds []pipDie, ps []pip) []pipDie {
 	out := ds[:0:0]
 	for i, d := range ds {
@@ -1217,8 +1217,8 @@ func upOfPips(ps []pip, f, h *face) int {
 }
 
 // sideR and sideContrast are the shares of a face's pip radius and
-// contrast under which the pips of another face of its die, as
-// foreshortened, make that face its side (see upOfPips).
+// contrast under which the pips of another face of its die, alike in
+// foreshortening, make that face its side (see upOfPips).
 const sideR, sideContrast = 0.85, 0.75
 
 // tinyOne is the share of a face's pip radius under which a lone pip of
