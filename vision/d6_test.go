@@ -428,10 +428,10 @@ func TestUpOf(t *testing.T) {
 		{"alike, level", at(3, 0.7, 100), at(2, 0.68, 102), 0},
 		{"a lone pip a little squarer below", at(1, 0.8, 160), at(4, 0.64, 117), 1},
 	} {
-		if got := upOf(&tc.f, &tc.h); got != tc.want {
+		if got := upOf(&tc.f, &tc.h, upright); got != tc.want {
 			t.Errorf("%s: upOf = %d, want %d", tc.name, got, tc.want)
 		}
-		if got := upOf(&tc.h, &tc.f); got != -tc.want {
+		if got := upOf(&tc.h, &tc.f, upright); got != -tc.want {
 			t.Errorf("%s, swapped: upOf = %d, want %d", tc.name, got, -tc.want)
 		}
 	}
@@ -564,10 +564,10 @@ func TestUpOfPips(t *testing.T) {
 		{"a speck, squarer and higher", face{n: 1, pips: []int{3}, fore: 0.94, cy: 100, A: m2{10, 0, 0, 10}, half: 2.4}, 1},
 		{"a pip as large, squarer and higher", face{n: 1, pips: []int{4}, fore: 0.94, cy: 100, A: m2{10, 0, 0, 10}, half: 2.4}, -1},
 	} {
-		if got := upOfPips(ps, &three, &tc.one); got != tc.want {
+		if got := upOfPips(ps, &three, &tc.one, upright); got != tc.want {
 			t.Errorf("%s: upOfPips = %d, want %d", tc.name, got, tc.want)
 		}
-		if got := upOfPips(ps, &tc.one, &three); got != -tc.want {
+		if got := upOfPips(ps, &tc.one, &three, upright); got != -tc.want {
 			t.Errorf("%s, swapped: upOfPips = %d, want %d", tc.name, got, -tc.want)
 		}
 	}
@@ -596,10 +596,10 @@ func TestUpOfPipsFaintSide(t *testing.T) {
 		{"fainter only", []int{7, 8}, -1},
 	} {
 		two := face{n: 2, pips: tc.pips, fore: 0.8, cy: 170, A: m2{10, 0, 0, 10}, half: 2.5}
-		if got := upOfPips(ps, &three, &two); got != tc.want {
+		if got := upOfPips(ps, &three, &two, upright); got != tc.want {
 			t.Errorf("%s: upOfPips = %d, want %d", tc.name, got, tc.want)
 		}
-		if got := upOfPips(ps, &two, &three); got != -tc.want {
+		if got := upOfPips(ps, &two, &three, upright); got != -tc.want {
 			t.Errorf("%s, swapped: upOfPips = %d, want %d", tc.name, got, -tc.want)
 		}
 	}
@@ -1043,5 +1043,56 @@ func TestCrowdedPips(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: answered %d (%v), want %d", tc.name, got, dice, tc.want)
 		}
+	}
+}
+
+// upright is the view down an upright camera's photo (see viewDown).
+var upright = [2]float64{0, 1}
+
+// TestViewDown: the tops and sides that foreshortening alone orders tell
+// which way the camera's foot lies: two dice whose sides lie above their
+// tops turn the view over (a camera upside down), one is too few (a
+// leaning die's side is seen squarer than its top), and sides below their
+// tops leave it upright. Turned over, of a top and a side alike in
+// foreshortening the lower one is the top.
+func TestViewDown(t *testing.T) {
+	die := func(x, sideDy float64) []face {
+		a := m2{10, 0, 0, 10}
+		return []face{
+			{n: 4, cx: x, cy: 200, fore: 0.95, A: a, half: 2.5},
+			{n: 2, cx: x, cy: 200 + sideDy, fore: 0.55, A: a, half: 2.5},
+		}
+	}
+	pairs := func(fs []face) [][]bool {
+		same := make([][]bool, len(fs))
+		for i := range same {
+			same[i] = make([]bool, len(fs))
+		}
+		for i := 0; i+1 < len(fs); i += 2 {
+			same[i][i+1], same[i+1][i] = true, true
+		}
+		return same
+	}
+	for _, tc := range []struct {
+		name string
+		fs   []face
+		want [2]float64
+	}{
+		{"two dice, sides above", append(die(100, -30), die(300, -30)...), [2]float64{0, -1}},
+		{"one die, side above", die(100, -30), upright},
+		{"two dice, sides below", append(die(100, 30), die(300, 30)...), upright},
+	} {
+		got := viewDown(tc.fs, pairs(tc.fs))
+		if math.Abs(got[0]-tc.want[0]) > 1e-9 || math.Abs(got[1]-tc.want[1]) > 1e-9 {
+			t.Errorf("%s: viewDown = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	a := m2{10, 0, 0, 10}
+	top, side := face{n: 3, cy: 230, fore: 0.8, A: a, half: 2.5}, face{n: 2, cy: 200, fore: 0.75, A: a, half: 2.5}
+	if got := upOf(&top, &side, [2]float64{0, -1}); got != 1 {
+		t.Errorf("turned over, the lower face: upOf = %d, want 1", got)
+	}
+	if got := upOf(&top, &side, upright); got != -1 {
+		t.Errorf("upright, the lower face: upOf = %d, want -1", got)
 	}
 }
