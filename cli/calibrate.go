@@ -51,7 +51,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 		src, name = cam, fmt.Sprintf("simulated tray (seed %d)", *seed)
 	} else {
 		dev, err := camera.NewDevice(camera.DeviceConfig{
-			Source: cc.Source, Device: cc.Device, Width: cc.Width, Height: cc.Height, FPS: cc.FPS, Log: env.Log,
+			Source: cc.Source, Device: cc.Device, Width: cc.Width, Height: cc.Height, FPS: cc.FPS, Rotate: cc.Rotate, Log: env.Log,
 		})
 		if err != nil {
 			return Exit(2, err.Error())

@@ -84,7 +84,7 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 		return nil, nil, err
 	}
 	dev, err := camera.NewDevice(camera.DeviceConfig{
-		Source: cc.Source, Device: cc.Device, Width: cc.Width, Height: cc.Height, FPS: cc.FPS, Log: log,
+		Source: cc.Source, Device: cc.Device, Width: cc.Width, Height: cc.Height, FPS: cc.FPS, Rotate: cc.Rotate, Log: log,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -140,8 +140,12 @@ type Camera struct {
 	// TopDown: the camera looks straight down on the tray, so a die whose
 	// up face is seen foreshortened is leaning (cocked). False for a camera
 	// that looks into the tray at an angle.
-	TopDown bool   `yaml:"top_down"`
-	Settle  Settle `yaml:"settle"`
+	TopDown bool `yaml:"top_down"`
+	// Rotate turns every frame clockwise by 0, 90, 180 or 270 degrees, so
+	// that the far side of the tray is at the top: a camera mounted on
+	// its side or upside down.
+	Rotate int    `yaml:"rotate"`
+	Settle Settle `yaml:"settle"`
 }
 
 // Settle says when the dice have come to rest.

@@ -283,6 +283,7 @@ func TestErrors(t *testing.T) {
 		{"half pwm", "light:\n  pwm_chip: 0\n", "light.pwm_chip", 2, "together"},
 		{"camera source", "camera:\n  source: webcam\n", "camera.source", 2, "v4l2, libcamera, sim"},
 		{"camera device", "camera:\n  device: video0\n", "camera.device", 2, "/dev/video0"},
+		{"camera rotate", "camera:\n  rotate: 45\n", "camera.rotate", 2, "0, 90, 180 or 270"},
 		{"settle too short", "camera:\n  settle:\n    timeout: 50ms\n", "camera.settle.timeout", 3, "too short"},
 		{"tower settle", "tower:\n  settle_timeout: 1s\n", "tower.settle_timeout", 2, "camera.settle.timeout"},
 		{"tower id", "tower:\n  id: my/tower\n", "tower.id", 2, "MQTT topics"},

@@ -250,6 +250,9 @@ func (v *validator) camera() {
 	v.intRange("camera.width", c.Width, 16, 8192)
 	v.intRange("camera.height", c.Height, 16, 8192)
 	v.intRange("camera.fps", c.FPS, 1, 240)
+	if c.Rotate != 0 && c.Rotate != 90 && c.Rotate != 180 && c.Rotate != 270 {
+		v.bad("camera.rotate", "must be 0, 90, 180 or 270 (degrees clockwise), got %d", c.Rotate)
+	}
 	s := &c.Settle
 	v.intRange("camera.settle.still_frames", s.StillFrames, 1, 100)
 	if !(s.DiffThreshold > 0 && s.DiffThreshold <= 255) {

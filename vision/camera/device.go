@@ -32,6 +32,11 @@ type DeviceConfig struct {
 	Pipeline string
 	// Width, Height and FPS requested from the camera.
 	Width, Height, FPS int
+	// Rotate turns every frame clockwise by 0, 90, 180 or 270 degrees: a
+	// camera mounted on its side or upside down (a Pi camera's ribbon
+	// often makes it so) gives upright frames, with the far side of the
+	// tray at the top.
+	Rotate int
 	// Locked values to apply on every (re)open, from the calibration.
 	Locked *Locked
 	// Log receives open/close events; nil discards them.
@@ -94,6 +99,9 @@ func NewDevice(cfg DeviceConfig) (*Device, error) {
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.FPS <= 0 {
 		return nil, fmt.Errorf("camera: size %dx%d at %d fps is not usable", cfg.Width, cfg.Height, cfg.FPS)
+	}
+	if _, ok := rotations[cfg.Rotate]; !ok && cfg.Rotate != 0 {
+		return nil, fmt.Errorf("camera: rotate %d is not 0, 90, 180 or 270 (degrees clockwise)", cfg.Rotate)
 	}
 	d := &Device{cfg: cfg, log: cfg.Log, clk: cfg.Clock, sem: make(chan struct{}, 1), locked: cfg.Locked}
 	if d.log == nil {
@@ -203,7 +211,7 @@ func (d *Device) Capture(ctx context.Context) (Frame, error) {
 		// This goroutine owns sem until the read ends, even if Capture
 		// has given up waiting.
 		defer d.release()
-		img, err := readFrame(g)
+		img, err := readFrame(g, d.cfg.Rotate)
 		if err != nil {
 			d.drop(err)
 		}
@@ -225,7 +233,7 @@ func (d *Device) Capture(ctx context.Context) (Frame, error) {
 }
 
 // readFrame reads and converts one frame, closing its Mat.
-func readFrame(g grabber) (*image.RGBA, error) {
+func readFrame(g grabber, rotate int) (*image.RGBA, error) {
 	m := gocv.NewMat()
 	defer m.Close()
 	if !g.Read(&m) {
@@ -234,7 +242,20 @@ func readFrame(g grabber) (*image.RGBA, error) {
 	if m.Empty() {
 		return nil, errors.New("empty frame")
 	}
+	if code, ok := rotations[rotate]; ok {
+		r := gocv.NewMat()
+		defer r.Close()
+		gocv.Rotate(m, &r, code)
+		return matToRGBA(r)
+	}
 	return matToRGBA(m)
+}
+
+// rotations are the turns DeviceConfig.Rotate may ask for, but none.
+var rotations = map[int]gocv.RotateFlag{
+	90:  gocv.Rotate90Clockwise,
+	180: gocv.Rotate180Clockwise,
+	270: gocv.Rotate90CounterClockwise,
 }
 
 // matToRGBA converts an 8-bit BGR (or grey) Mat to RGBA.

@@ -1,0 +1,71 @@
+package camera
+
+import (
+	"image/color"
+	"testing"
+
+	"gocv.io/x/gocv"
+)
+
+// frameGrabber delivers one 3x2 BGR frame whose top-left pixel is red and
+// the rest black.
+type frameGrabber struct{}
+
+var _ grabber = frameGrabber{}
+
+func (frameGrabber) Read(m *gocv.Mat) bool {
+	f := gocv.NewMatWithSize(2, 3, gocv.MatTypeCV8UC3)
+	defer f.Close()
+	f.SetUCharAt(0, 2, 255) // BGR: red at (0, 0)
+	f.CopyTo(m)
+	return true
+}
+func (frameGrabber) Set(gocv.VideoCaptureProperties, float64) {}
+func (frameGrabber) Get(gocv.VideoCaptureProperties) float64  { return 0 }
+func (frameGrabber) Close() error                             { return nil }
+
+// TestReadFrameRotates: a camera mounted on its side or upside down gives
+// frames turned upright (the far side of the tray at the top): the
+// corner pixel goes where the turn takes it, and the frame's sides swap
+// for a quarter turn.
+func TestReadFrameRotates(t *testing.T) {
+	for _, tc := range []struct {
+		rotate   int
+		w, h     int
+		redX, rY int
+	}{
+		{0, 3, 2, 0, 0},
+		{90, 2, 3, 1, 0},
+		{180, 3, 2, 2, 1},
+		{270, 2, 3, 0, 2},
+	} {
+		img, err := readFrame(frameGrabber{}, tc.rotate)
+		if err != nil {
+			t.Fatalf("rotate %d: %v", tc.rotate, err)
+		}
+		if b := img.Bounds(); b.Dx() != tc.w || b.Dy() != tc.h {
+			t.Errorf("rotate %d: frame %dx%d, want %dx%d", tc.rotate, b.Dx(), b.Dy(), tc.w, tc.h)
+			continue
+		}
+		if got := img.RGBAAt(tc.redX, tc.rY); got != (color.RGBA{R: 255, A: 255}) {
+			t.Errorf("rotate %d: pixel (%d,%d) = %v, want red", tc.rotate, tc.redX, tc.rY, got)
+		}
+	}
+}
+
+// TestNewDeviceRotate: only quarter turns are taken.
+func TestNewDeviceRotate(t *testing.T) {
+	for _, r := range []int{0, 90, 180, 270} {
+		d, err := NewDevice(DeviceConfig{Source: SourceLibcamera, Width: 640, Height: 480, FPS: 30, Rotate: r})
+		if err != nil {
+			t.Errorf("rotate %d: %v", r, err)
+			continue
+		}
+		d.Close()
+	}
+	for _, r := range []int{45, -90, 360} {
+		if _, err := NewDevice(DeviceConfig{Source: SourceLibcamera, Width: 640, Height: 480, FPS: 30, Rotate: r}); err == nil {
+			t.Errorf("rotate %d: no error", r)
+		}
+	}
+}
