@@ -721,6 +721,12 @@ func checkFace(g *grayImg, ps []pip, f *face) float64 {
 			continue
 		}
 		if f.n == 1 {
+			// The die around a small die's 1, cut into a ring by the
+			// half-height edge round its pip, is the face itself (a red
+			// die of 24 pixels on dark felt, its white pip 1.5 pixels).
+			if s.r > 2*mean.r && faceItself(s, ring, contrast) {
+				continue
+			}
 			// One pip fixes no face size. Any spot within 2.6 pip radii is
 			// too close for a 1's face; a spot shaped like this pip (same
 			// tilt, similar size) within 4.5 radii is likely a pip of the

@@ -851,7 +851,11 @@ func TestReadDarkOneAmongLightPips(t *testing.T) {
 // to them by 0.77 (see markTwosInLine). A coloured die of light pips on
 // a dark tray, filled whole by the black-hat, has its pips looked for
 // again inside it (spotsInDie), and the rest of it is no spot on its face
-// (faceItself): 266 of 321 read right before, 289 now (at least 284).
+// (faceItself): 266 of 321 read right before, 289 then. Its 1s, whose
+// die around the pip the half-height edge cut into a ring as dark as the
+// face, were refused for that ring lying within 2.6 radii of the pip: a
+// ring as dark as the face is the face (session 31: 293 → 308, at least
+// 305).
 func TestReadSmallDiceAnyColour(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
@@ -862,8 +866,8 @@ func TestReadSmallDiceAnyColour(t *testing.T) {
 		src, truth := render.MustRender(anyPipDice(seed*13+5, 3+int(seed)%3, 24))
 		s.read(t, r, src, truth, fmt.Sprintf("scene %d", seed))
 	}
-	if s.wrong > 0 || s.invented > 0 || s.right < 284 {
-		t.Errorf("%d right, %d wrong faces and %d invented dice of %d, want 284 or more, none and none", s.right, s.wrong, s.invented, s.dice)
+	if s.wrong > 0 || s.invented > 0 || s.right < 305 {
+		t.Errorf("%d right, %d wrong faces and %d invented dice of %d, want 305 or more, none and none", s.right, s.wrong, s.invented, s.dice)
 	}
 }
 
