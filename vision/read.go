@@ -687,6 +687,13 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		p := &ps[pd.f.pips[0]]
 		pc := g.toPhotoPt(p.x, p.y)
 		best := smallestDieAt(bs, pc)
+		if best < 0 {
+			if b, ok := wholeAround(g, ps, p); ok {
+				bs = append(bs, b)
+				taken = append(taken, false)
+				best = len(bs) - 1
+			}
+		}
 		if best < 0 || taken[best] || !bs[best].square() {
 			continue
 		}
@@ -728,6 +735,35 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		out = append(out, pd)
 	}
 	return out
+}
+
+// wholeAround is the die around lone pip p when no region was found for
+// it but the pip finder saw the die as a spot of p's polarity, round
+// (0.8), at least twice p's radius and with p at its middle: a square of
+// the side its spread makes (a uniform square of side s spreads as a
+// disc of radius 0.577 s). A small red die on maroon felt differs from
+// the tray too little in colour for a region, yet is such a spot (darker
+// than the felt in the inverted grey), and its 1, a speck too small to
+// be read without a die to vouch for it, was missed.
+func wholeAround(g *grayImg, ps []pip, p *pip) (blob, bool) {
+	for k := range ps {
+		q := &ps[k]
+		if q == p || q.light != p.light || q.r < 2*p.r || q.elong < 0.8 {
+			continue
+		}
+		side := q.r / 0.577
+		if math.Hypot(q.x-p.x, q.y-p.y) > lonePipOff*side {
+			continue
+		}
+		h := side / 2
+		var out []image.Point
+		for _, c := range [][2]float64{{-h, -h}, {h, -h}, {h, h}, {-h, h}} {
+			out = append(out, g.toPhotoPt(q.x+c[0], q.y+c[1]))
+		}
+		box := image.Rectangle{Min: out[0], Max: out[2]}
+		return blob{box: box, outline: out, area: float64(box.Dx() * box.Dy()), corners: 4, solid: 1, aspect: 1}, true
+	}
+	return blob{}, false
 }
 
 // dropLint leaves out, in a roll with no face of several pips to judge

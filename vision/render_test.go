@@ -854,8 +854,9 @@ func TestReadDarkOneAmongLightPips(t *testing.T) {
 // (faceItself): 266 of 321 read right before, 289 then. Its 1s, whose
 // die around the pip the half-height edge cut into a ring as dark as the
 // face, were refused for that ring lying within 2.6 radii of the pip: a
-// ring as dark as the face is the face (session 31: 293 → 308, at least
-// 305).
+// ring as dark as the face is the face (session 31: 293 → 308). A red
+// die on maroon felt made no region to vouch for its 1, a speck, yet was
+// a spot around it (wholeAround): 313, at least 310.
 func TestReadSmallDiceAnyColour(t *testing.T) {
 	r, err := NewReader(Options{AllowedKinds: []string{"d6"}})
 	if err != nil {
@@ -866,8 +867,8 @@ func TestReadSmallDiceAnyColour(t *testing.T) {
 		src, truth := render.MustRender(anyPipDice(seed*13+5, 3+int(seed)%3, 24))
 		s.read(t, r, src, truth, fmt.Sprintf("scene %d", seed))
 	}
-	if s.wrong > 0 || s.invented > 0 || s.right < 305 {
-		t.Errorf("%d right, %d wrong faces and %d invented dice of %d, want 305 or more, none and none", s.right, s.wrong, s.invented, s.dice)
+	if s.wrong > 0 || s.invented > 0 || s.right < 310 {
+		t.Errorf("%d right, %d wrong faces and %d invented dice of %d, want 310 or more, none and none", s.right, s.wrong, s.invented, s.dice)
 	}
 }
 
