@@ -70,13 +70,20 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := src.(*camera.Device); ok {
+		cal.Rotate = cc.Rotate // a simulated tray is never turned
+	}
 	out := env.Stdout
 	fmt.Fprintf(out, "camera:  %s\n", name)
-	fmt.Fprintf(out, "frame:   %dx%d\n", cal.Width, cal.Height)
+	if cal.Rotate != 0 {
+		fmt.Fprintf(out, "frame:   %dx%d (turned %d° clockwise)\n", cal.Width, cal.Height, cal.Rotate)
+	} else {
+		fmt.Fprintf(out, "frame:   %dx%d\n", cal.Width, cal.Height)
+	}
 	t := cal.Tray
 	fmt.Fprintf(out, "tray:    %dx%d at (%d,%d), %.0f%% of the frame\n", t.Dx(), t.Dy(), t.Min.X, t.Min.Y, 100*float64(t.Dx()*t.Dy())/float64(cal.Width*cal.Height))
 	if cal.EdgeWidth > 0 {
-		fmt.Fprintf(out, "focus:   the tray's edge rises over %.1f px at 640 px wide (want ≤ %.1f)\n", cal.EdgeWidth, camera.MaxEdgeWidth)
+		fmt.Fprintf(out, "focus:   the tray's edge rises over %.1f px at 640 px on the longer side (want ≤ %.1f)\n", cal.EdgeWidth, camera.MaxEdgeWidth)
 	} else {
 		fmt.Fprintf(out, "focus:   not judged (no clear tray edge)\n")
 	}

@@ -3,12 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"image"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/towerd/towerd/config"
+	"github.com/towerd/towerd/tower"
 	"github.com/towerd/towerd/vision/camera"
 )
 
@@ -45,5 +48,34 @@ func TestCalibrateSimCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, camera.AnnotatedFile)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEyesRefuseTurnedCalibration: a calibration taken with another
+// camera.rotate shows the empty tray turned the other way, its tray box
+// in the wrong place: the camera's eyes read without it, and say so.
+func TestEyesRefuseTurnedCalibration(t *testing.T) {
+	dir := t.TempDir()
+	bg := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	cal := &camera.Calibration{Width: 64, Height: 48, Tray: image.Rect(8, 8, 56, 40), TrayBox: [4]int{8, 8, 48, 32}}
+	if err := cal.Save(dir, bg); err != nil {
+		t.Fatal(err)
+	}
+	for _, rotate := range []int{0, 180} {
+		cfg := config.Default()
+		cfg.Tower.StateDir = dir
+		cfg.Vision.Model = filepath.Join(dir, "no-model.json")
+		cfg.Camera.Source, cfg.Camera.Device, cfg.Camera.Rotate = config.SourceV4L2, "/dev/video-none", rotate
+		var logs bytes.Buffer
+		eyes, closeEyes, err := newCameraEyes(cfg, false, -1, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatalf("rotate %d: %v", rotate, err)
+		}
+		closeEyes()
+		region := eyes.(*tower.CameraEyes).Settle.Region
+		warned := strings.Contains(logs.String(), "another camera.rotate")
+		if want := rotate == 0; region.Empty() == want || warned == want {
+			t.Errorf("rotate %d: tray region %v, warned %v; want the calibration used: %v", rotate, region, warned, want)
+		}
 	}
 }

@@ -72,6 +72,10 @@ func newCameraEyes(cfg *config.Config, useSim bool, seed int64, log *slog.Logger
 	var bg image.Image
 	var tray image.Rectangle
 	switch cal, b, err := camera.LoadCalibration(cfg.Tower.StateDir); {
+	case err == nil && cal.Rotate != cc.Rotate:
+		// The empty tray and its place were seen turned another way.
+		log.Warn("vision: the calibration was taken with another camera.rotate: reading without the empty tray (run towerd calibrate)",
+			"state_dir", cfg.Tower.StateDir, "calibration_rotate", cal.Rotate, "rotate", cc.Rotate)
 	case err == nil:
 		bg, tray = b, cal.Tray
 	case errors.Is(err, fs.ErrNotExist):

@@ -59,7 +59,11 @@ type Calibration struct {
 	Tray image.Rectangle `json:"-"`
 	// TrayBox is Tray as [x, y, w, h] for the JSON file.
 	TrayBox [4]int `json:"tray"`
-	// EdgeWidth is how many pixels (at ~640 px wide) the tray's edge
+	// Rotate is the turn (camera.rotate) the frames were taken with: a
+	// calibration taken with another lies the wrong way round.
+	Rotate int `json:"rotate,omitempty"`
+	// EdgeWidth is how many pixels (at ~640 px on the frame's longer
+	// side) the tray's edge
 	// takes to rise: ~1 in focus, more the blurrier; 0 when the edge was
 	// too faint to measure.
 	EdgeWidth float64 `json:"edge_width"`
@@ -220,9 +224,10 @@ const (
 
 // edgeWidth is the median over the tray's sides of how many pixels the
 // edge takes to rise (see riseWidth), on the grey picture scaled down to
-// about 640 px wide. 0 means no profile rose by MinEdgeContrast.
+// about 640 px on its longer side (a camera turned on its side gives
+// upright frames). 0 means no profile rose by MinEdgeContrast.
 func edgeWidth(gray []uint8, w, h int, tray image.Rectangle) float64 {
-	n := max(1, (w+320)/640)
+	n := max(1, (max(w, h)+320)/640)
 	if n > 1 {
 		gray, w, h = shrink(gray, w, h, n)
 		tray = image.Rect(tray.Min.X/n, tray.Min.Y/n, tray.Max.X/n, tray.Max.Y/n)

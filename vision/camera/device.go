@@ -251,7 +251,7 @@ func readFrame(g grabber, rotate int) (*image.RGBA, error) {
 	return matToRGBA(m)
 }
 
-// rotations are the turns DeviceConfig.Rotate may ask for, but none.
+// rotations are the turns DeviceConfig.Rotate may ask for besides 0.
 var rotations = map[int]gocv.RotateFlag{
 	90:  gocv.Rotate90Clockwise,
 	180: gocv.Rotate180Clockwise,

@@ -1,7 +1,9 @@
 package camera
 
 import (
+	"image"
 	"image/color"
+	"math"
 	"testing"
 
 	"gocv.io/x/gocv"
@@ -67,5 +69,30 @@ func TestNewDeviceRotate(t *testing.T) {
 		if _, err := NewDevice(DeviceConfig{Source: SourceLibcamera, Width: 640, Height: 480, FPS: 30, Rotate: r}); err == nil {
 			t.Errorf("rotate %d: no error", r)
 		}
+	}
+}
+
+// TestEdgeWidthTurned: a frame turned on its side is judged for focus at
+// the same scale (about 640 px on its longer side): a 1280x720 camera
+// that passed upright failed, turned, with its edges twice as wide.
+func TestEdgeWidthTurned(t *testing.T) {
+	const w, h = 1280, 720
+	tray := image.Rect(160, 90, 1120, 630)
+	grey := func(x, y int) uint8 {
+		// The tray's edge rises over 4 pixels.
+		d := min(x-tray.Min.X, tray.Max.X-1-x, y-tray.Min.Y, tray.Max.Y-1-y)
+		return uint8(40 + 140*min(max(float64(d+2)/4, 0), 1))
+	}
+	land, port := make([]uint8, w*h), make([]uint8, w*h)
+	for y := range h {
+		for x := range w {
+			land[y*w+x] = grey(x, y)
+			port[x*h+y] = grey(x, y) // turned: portrait h wide, w high
+		}
+	}
+	a := edgeWidth(land, w, h, tray)
+	b := edgeWidth(port, h, w, image.Rect(tray.Min.Y, tray.Min.X, tray.Max.Y, tray.Max.X))
+	if a == 0 || math.Abs(a-b) > 0.25 {
+		t.Errorf("edge width upright %.2f, turned %.2f; want alike", a, b)
 	}
 }
