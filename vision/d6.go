@@ -985,9 +985,10 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 // viewDown is the photo's direction toward the camera's foot, along which
 // a slanted camera sees a die's sides below its top: straight down the
 // photo (a camera upright), unless the top and side faces of the dice
-// that their foreshortening alone orders say otherwise — at least
-// minDownPairs pairs, agreeing on the whole (their mean direction at
-// least half as long as each), and turned over 60° from upright (a
+// that their foreshortening alone orders say otherwise — from at least
+// minDownPairs tops (a top with two sides counts once), agreeing on the
+// whole (their mean direction at least half as long as each), and turned
+// over 60° from upright (a
 // camera on its side or upside down: matteop65 turned 180° had 60 dice
 // missed and 33 sides answered as tops; now 48 and 26, turned 90° and
 // 270° a little better too, upright unchanged). One pair was too few: a
@@ -996,25 +997,26 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 func viewDown(fs []face, same [][]bool) [2]float64 {
 	upright := [2]float64{0, 1}
 	var sx, sy float64
-	k := 0
+	tops := map[int]bool{} // the squarer faces of the pairs: one a die
 	for i := range fs {
 		for j := i + 1; j < len(fs); j++ {
-			f, h := &fs[i], &fs[j]
-			if !same[i][j] || f.n < 2 || h.n < 2 || math.Abs(f.fore-h.fore) <= sureFore {
+			t, s := i, j
+			if !same[t][s] || fs[t].n < 2 || fs[s].n < 2 || math.Abs(fs[t].fore-fs[s].fore) <= sureFore {
 				continue
 			}
-			if h.fore > f.fore {
-				f, h = h, f
+			if fs[s].fore > fs[t].fore {
+				t, s = s, t
 			}
-			dx, dy := h.cx-f.cx, h.cy-f.cy
+			dx, dy := fs[s].cx-fs[t].cx, fs[s].cy-fs[t].cy
 			l := math.Hypot(dx, dy)
 			if l == 0 {
 				continue
 			}
 			sx, sy = sx+dx/l, sy+dy/l
-			k++
+			tops[t] = true
 		}
 	}
+	k := len(tops)
 	l := math.Hypot(sx, sy)
 	if k < minDownPairs || l < 0.5*float64(k) || sy/l > 0.5 {
 		return upright
@@ -1022,8 +1024,8 @@ func viewDown(fs []face, same [][]bool) [2]float64 {
 	return [2]float64{sx / l, sy / l}
 }
 
-// minDownPairs is the least number of top and side pairs that turn
-// viewDown from upright.
+// minDownPairs is the least number of dice showing a clear top and side
+// that turn viewDown from upright.
 const minDownPairs = 2
 
 // freeSides undoes side[j] when every face j was found a side of is

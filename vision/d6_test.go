@@ -1052,8 +1052,8 @@ var upright = [2]float64{0, 1}
 // TestViewDown: the tops and sides that foreshortening alone orders tell
 // which way the camera's foot lies: two dice whose sides lie above their
 // tops turn the view over (a camera upside down), one is too few (a
-// leaning die's side is seen squarer than its top), and sides below their
-// tops leave it upright. Turned over, of a top and a side alike in
+// leaning die's side is seen squarer than its top), even with two sides
+// seen, and sides below their tops leave it upright. Turned over, of a top and a side alike in
 // foreshortening the lower one is the top.
 func TestViewDown(t *testing.T) {
 	die := func(x, sideDy float64) []face {
@@ -1086,6 +1086,16 @@ func TestViewDown(t *testing.T) {
 		if math.Abs(got[0]-tc.want[0]) > 1e-9 || math.Abs(got[1]-tc.want[1]) > 1e-9 {
 			t.Errorf("%s: viewDown = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	// One die showing a top and two sides above it is still one die.
+	one := []face{
+		{n: 4, cx: 100, cy: 200, fore: 0.95, A: m2{10, 0, 0, 10}, half: 2.5},
+		{n: 2, cx: 80, cy: 170, fore: 0.55, A: m2{10, 0, 0, 10}, half: 2.5},
+		{n: 3, cx: 120, cy: 170, fore: 0.6, A: m2{10, 0, 0, 10}, half: 2.5},
+	}
+	same := [][]bool{{false, true, true}, {true, false, false}, {true, false, false}}
+	if got := viewDown(one, same); got != upright {
+		t.Errorf("one die, two sides above: viewDown = %v, want upright", got)
 	}
 	a := m2{10, 0, 0, 10}
 	top, side := face{n: 3, cy: 230, fore: 0.8, A: a, half: 2.5}, face{n: 2, cy: 200, fore: 0.75, A: a, half: 2.5}

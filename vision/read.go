@@ -689,8 +689,11 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		best := smallestDieAt(bs, pc)
 		if best < 0 {
 			if b, ok := wholeAround(g, ps, p); ok {
+				// A die read from its pips there is this die: the speck
+				// is a mark on it, no 1 (a glint on a small 2).
+				read := slices.ContainsFunc(pds, func(pd pipDie) bool { return centre(g.toPhoto(pd.f.box())).In(b.box) })
 				bs = append(bs, b)
-				taken = append(taken, false)
+				taken = append(taken, read)
 				best = len(bs) - 1
 			}
 		}
