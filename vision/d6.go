@@ -215,28 +215,26 @@ func dropSpecks(ds []pipDie, ps []pip) (kept, specks []pipDie) {
 // (matteop65's six_57 at JPEG quality 40), a second die where there is
 // one.
 func dropRinging(ds []pipDie, ps []pip) []pipDie {
-	out := ds[:0:0]
-	for i, d := range ds {
-		ringing := true
-		for _, k := range d.f.pips {
-			p := &ps[k]
-			edge := false
-			for j, e := range ds {
-				if j == i || e.f.n < 2 || e.null || ps[e.f.pips[0]].light == p.light {
-					continue
-				}
-				for _, m := range e.f.pips {
-					q := &ps[m]
-					if p.r < ringingR*q.r && math.Hypot(p.x-q.x, p.y-q.y) < ringingReach*q.r {
-						edge = true
-					}
+	// rings tells whether p rings a pip of a die other than die i.
+	rings := func(i int, p *pip) bool {
+		for j, e := range ds {
+			if j == i || e.f.n < 2 || e.null || ps[e.f.pips[0]].light == p.light {
+				continue
+			}
+			for _, m := range e.f.pips {
+				if q := &ps[m]; p.r < ringingR*q.r && math.Hypot(p.x-q.x, p.y-q.y) < ringingReach*q.r {
+					return true
 				}
 			}
-			ringing = ringing && edge
 		}
-		if !ringing {
-			out = append(out, d)
+		return false
+	}
+	out := ds[:0:0]
+	for i, d := range ds {
+		if !slices.ContainsFunc(d.f.pips, func(k int) bool { return !rings(i, &ps[k]) }) {
+			continue // every pip rings another die's
 		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -988,12 +986,11 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 // that their foreshortening alone orders say otherwise — from at least
 // minDownPairs tops (a top with two sides counts once), agreeing on the
 // whole (their mean direction at least half as long as each), and turned
-// over 60° from upright (a
-// camera on its side or upside down: matteop65 turned 180° had 60 dice
-// missed and 33 sides answered as tops; now 48 and 26, turned 90° and
-// 270° a little better too, upright unchanged). One pair was too few: a
-// die's side seen squarer than its top (a leaning die) turned three
-// photos' dice over.
+// over 60° from upright (a camera on its side or upside down: matteop65
+// turned 180° had 60 dice missed and 33 sides answered as tops; now 48
+// and 26, turned 90° and 270° a little better too, upright unchanged).
+// One top was too few: a die's side seen squarer than its top (a leaning
+// die) turned three photos' dice over.
 func viewDown(fs []face, same [][]bool) [2]float64 {
 	upright := [2]float64{0, 1}
 	var sx, sy float64

@@ -674,14 +674,17 @@ const (
 // region, the last beside a die's pip face.
 func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []pipDie {
 	var out []pipDie
+	// A region holding a die read from its pips is that die's.
+	read := make([]image.Point, len(pds))
+	for i, pd := range pds {
+		read[i] = centre(g.toPhoto(pd.f.box()))
+	}
+	holdsRead := func(b image.Rectangle) bool {
+		return slices.ContainsFunc(read, func(c image.Point) bool { return c.In(b) })
+	}
 	taken := make([]bool, len(bs))
-	for _, pd := range pds {
-		c := centre(g.toPhoto(pd.f.box()))
-		for i := range bs {
-			if c.In(bs[i].box) {
-				taken[i] = true
-			}
-		}
+	for i := range bs {
+		taken[i] = holdsRead(bs[i].box)
 	}
 	for _, pd := range odd {
 		p := &ps[pd.f.pips[0]]
@@ -689,11 +692,10 @@ func lonesOnDice(g *grayImg, odd []pipDie, ps []pip, pds []pipDie, bs []blob) []
 		best := smallestDieAt(bs, pc)
 		if best < 0 {
 			if b, ok := wholeAround(g, ps, p); ok {
-				// A die read from its pips there is this die: the speck
+				// A die read from its pips there takes it too: the speck
 				// is a mark on it, no 1 (a glint on a small 2).
-				read := slices.ContainsFunc(pds, func(pd pipDie) bool { return centre(g.toPhoto(pd.f.box())).In(b.box) })
 				bs = append(bs, b)
-				taken = append(taken, read)
+				taken = append(taken, holdsRead(b.box))
 				best = len(bs) - 1
 			}
 		}
