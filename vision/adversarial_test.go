@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"math"
@@ -195,6 +196,40 @@ func TestReadOneOfAnotherSize(t *testing.T) {
 	tl.read(t, r, img, truth, "scene 55")
 	if tl.right != tl.dice || tl.dice != 5 {
 		t.Errorf("%d of %d dice read right, want all 5", tl.right, tl.dice)
+	}
+}
+
+// TestReadFaintOnes: a 1 of a pip 75–90 grey levels from its die (light
+// green on red, light on teal, brown on lilac…) in a roll led by a white
+// die of black pips is a lone pip unlike the roll's, and its die vouches
+// for it (lonesOnDice) if its contrast is clear: 90 levels missed every
+// one of these, a reviewer's bad 3 was 59 (lonePipContrast).
+func TestReadFaintOnes(t *testing.T) {
+	r, err := NewReader(Options{AllowedKinds: []string{"d6"}, TopDown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := [][2]color.NRGBA{ // body, pips: grey contrast 75–91
+		{{214, 77, 69, 255}, {153, 252, 111, 255}},
+		{{138, 245, 190, 255}, {212, 83, 36, 255}},
+		{{206, 128, 242, 255}, {190, 54, 8, 255}},
+		{{3, 184, 172, 255}, {231, 211, 125, 255}},
+		{{12, 104, 168, 255}, {167, 177, 135, 255}},
+	}
+	var tl tally
+	for seed := uint64(1); seed <= 8; seed++ {
+		s := render.RandomScene(seed, []rules.Die{rules.D6, rules.D6, rules.D6}, render.Options{D6: render.D6Pips, MaxTilt: 0.2})
+		s.Dice[0].Body, s.Dice[0].Ink = advIvory, advBlack
+		for i := 1; i < len(s.Dice); i++ {
+			p := pairs[(int(seed)+i)%len(pairs)]
+			s.Dice[i].Body, s.Dice[i].Ink, s.Dice[i].Face = p[0], p[1], 1
+		}
+		img, truth := render.MustRender(s)
+		tl.read(t, r, img, truth, fmt.Sprintf("scene %d", seed))
+	}
+	t.Logf("%d dice, %d right, %d wrong", tl.dice, tl.right, tl.wrong)
+	if tl.wrong > 0 || tl.right < tl.dice-1 {
+		t.Errorf("%d of %d dice read right, %d wrong; want all but one right, none wrong", tl.right, tl.dice, tl.wrong)
 	}
 }
 

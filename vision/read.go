@@ -815,10 +815,11 @@ const (
 	lonePipOff   = 0.1
 	lonePipClear = 0.45
 	// lonePipContrast is the least grey-level contrast of a lone pip a die
-	// vouches for (rendered 1s of random colours: 100–230; a small pink
+	// vouches for (rendered 1s of random colours: 75–230, and 90 missed
+	// those under it — light green on red, brown on lilac; a small pink
 	// 3 with green pips whose corner pips merged with its lit edges, read
 	// as 1 by a reviewer: 59).
-	lonePipContrast = 90.0
+	lonePipContrast = 70.0
 )
 
 var lonePipSize = [2]float64{0.07, 0.35}
