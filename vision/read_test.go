@@ -586,6 +586,46 @@ func TestLonesOnDice(t *testing.T) {
 	}
 }
 
+// TestLonesOnDiceWholeAround: where colour found no region, a round spot
+// of the lone pip's polarity around it, at least twice its radius, stands
+// for its die (wholeAround: a small red die on maroon felt). A die read
+// from its pips there takes that spot, so a speck on it (a glint on a
+// small die's 2) is no second die showing 1; and a spot of the other
+// polarity is no die around it.
+func TestLonesOnDiceWholeAround(t *testing.T) {
+	g, err := newGray(image.NewRGBA(image.Rect(0, 0, 640, 480)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	at := func(x, y, r float64, light bool) pip {
+		x, y, r = x*g.scale, y*g.scale, r*g.scale
+		return pip{x: x, y: y, r: r, elong: 1, ok: true, core: 20, ring: 200, area: int(math.Pi * r * r), light: light}
+	}
+	speck := at(140, 140, 2, true)
+	read := pipDie{f: face{n: 2, pips: []int{2}, cx: 141 * g.scale, cy: 141 * g.scale, A: m2{g.scale, 0, 0, g.scale}, half: 10}}
+	for _, tc := range []struct {
+		name string
+		die  pip
+		pds  []pipDie
+		want bool
+	}{
+		{"a die-sized spot around it", at(141, 141, 14, true), nil, true},
+		{"a die read from its pips there", at(141, 141, 14, true), []pipDie{read}, false},
+		{"a spot of the other polarity", at(141, 141, 14, false), nil, false},
+		{"a spot under twice its radius", at(141, 141, 3.5, true), nil, false},
+	} {
+		ps := []pip{speck, tc.die, at(400, 300, 5, true)}
+		got := lonesOnDice(g, []pipDie{{f: face{n: 1, pips: []int{0}}}}, ps, tc.pds, nil)
+		if (len(got) == 1) != tc.want {
+			t.Errorf("%s: kept %d, want %v", tc.name, len(got), tc.want)
+		}
+		if len(got) == 1 && (got[0].die == nil || !image.Pt(141, 141).In(got[0].die.box)) {
+			t.Errorf("%s: kept without the die around it: %+v", tc.name, got[0])
+		}
+	}
+}
+
 // TestReaderKeepsTheCHeap: on Linux (glibc: Debian, Raspberry Pi OS) the
 // reader has the C heap keep the memory OpenCV frees between photos.
 func TestReaderKeepsTheCHeap(t *testing.T) {
