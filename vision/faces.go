@@ -17,15 +17,18 @@ var patterns = [7][][2]float64{
 }
 
 // Die-design ranges, in face units (pip offset = 1). A pip's radius is
-// 0.2–0.6 of the offset; the face's half side is about six pip radii on
-// the dice measured (1.8 offsets on the rendered dice, 2.8 on the
-// matteop65 webcam dice, whose pips sit close to the centre). A 1's pip
-// is usually larger: its face is taken as oneHalf of its radii.
+// 0.2–0.6 of the offset (measured 0.29–0.57 on matteop65, 0.29–0.46 on
+// rendered dice; until session 32 the floor was 0.15, and two touching
+// dice's 1s in a washed-out photo made one 2 at 0.16); the face's half
+// side is about six pip radii on the dice measured (1.8 offsets on the
+// rendered dice, 2.8 on the matteop65 webcam dice, whose pips sit close
+// to the centre). A 1's pip is usually larger: its face is taken as
+// oneHalf of its radii.
 const (
 	halfPerPipR = 6.0
 	oneHalf     = 4.0
 	emptyIn     = 1.4 // no other dark spot may lie within |u|,|v| ≤ emptyIn
-	minPipR     = 0.15
+	minPipR     = 0.2
 	maxPipR     = 0.62
 	fitTol      = 0.35 // a pip must lie within this of its pattern place
 )

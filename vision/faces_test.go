@@ -198,6 +198,35 @@ func TestFaceHypothesesSmearedPips(t *testing.T) {
 	}
 }
 
+// TestFaceFarApartPips: two pips whose radius is under a fifth of their
+// offset from the middle are no 2 — a pip is 0.2–0.6 of it on every die
+// measured (matteop65 0.29–0.57, rendered 0.29–0.46) — but two dice's 1s,
+// here on one washed-out surface (matteop65's dice_40, its contrast
+// halved: two touching dice showing 1 read as one 2 at 0.16). Pips as
+// large at the offset of a 2 are one.
+func TestFaceFarApartPips(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		off  float64 // each pip's offset from the middle along x and y
+		want bool
+	}{
+		{"a 2's offset", 9, true},
+		{"two dice apart", 20, false},
+	} {
+		at := [][2]float64{{120 - tc.off, 120 - tc.off}, {120 + tc.off, 120 + tc.off}}
+		g, ps := drawDice(t, 240, 240, 60, []image.Rectangle{image.Rect(80, 80, 160, 160)}, at, 3.5)
+		got := false
+		for _, f := range faceHypotheses(ps) {
+			if f.n == 2 && checkFace(g, ps, &f) > 0 {
+				got = true
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: a 2 read = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestSameDieEitherWay: a top and a side in shade are one die whichever
 // face is asked first (the die's brightness is the darker face's).
 func TestSameDieEitherWay(t *testing.T) {
