@@ -998,7 +998,7 @@ func viewDown(fs []face, same [][]bool) [2]float64 {
 	for i := range fs {
 		for j := i + 1; j < len(fs); j++ {
 			t, s := i, j
-			if !same[t][s] || fs[t].n < 2 || fs[s].n < 2 || math.Abs(fs[t].fore-fs[s].fore) <= sureFore {
+			if !same[t][s] || fs[t].n < 2 || fs[s].n < 2 || min(fs[t].q, fs[s].q) < minDownQuality || math.Abs(fs[t].fore-fs[s].fore) <= sureFore {
 				continue
 			}
 			if fs[s].fore > fs[t].fore {
@@ -1024,6 +1024,14 @@ func viewDown(fs []face, same [][]bool) [2]float64 {
 // minDownPairs is the least number of dice showing a clear top and side
 // that turn viewDown from upright.
 const minDownPairs = 2
+
+// minDownQuality is the least quality (checkFace) of the faces of a pair
+// that viewDown counts: in matteop65's dice_46 washed out (a probe), a
+// 2 made of a die's side pips (0.49) with its top, and two sides of
+// another die, turned the view and two sides were answered as tops. On
+// matteop65 turned 90°, 180° and 270° it changes no die (leaving out
+// faces in doubt instead lost three there).
+const minDownQuality = 0.6
 
 // freeSides undoes side[j] when every face j was found a side of is
 // itself the side of another die's top: two dice touching, the front

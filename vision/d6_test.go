@@ -1053,15 +1053,24 @@ var upright = [2]float64{0, 1}
 // which way the camera's foot lies: two dice whose sides lie above their
 // tops turn the view over (a camera upside down), one is too few (a
 // leaning die's side is seen squarer than its top), even with two sides
-// seen, and sides below their tops leave it upright. Turned over, of a top and a side alike in
+// seen, and sides below their tops leave it upright, as does a pair
+// with a face of low quality. Turned over, of a top and a side alike in
 // foreshortening the lower one is the top.
 func TestViewDown(t *testing.T) {
 	die := func(x, sideDy float64) []face {
 		a := m2{10, 0, 0, 10}
 		return []face{
-			{n: 4, cx: x, cy: 200, fore: 0.95, A: a, half: 2.5},
-			{n: 2, cx: x, cy: 200 + sideDy, fore: 0.55, A: a, half: 2.5},
+			{n: 4, cx: x, cy: 200, fore: 0.95, A: a, half: 2.5, q: 1},
+			{n: 2, cx: x, cy: 200 + sideDy, fore: 0.55, A: a, half: 2.5, q: 1},
 		}
+	}
+	// A face of low quality orders nothing: in matteop65's dice_46
+	// washed out, a 2 made of a die's side pips (0.49) and a side paired
+	// as a top with another side turned the view, and two sides were
+	// answered as tops.
+	poor := func(fs []face) []face {
+		fs[1].q = 0.49
+		return fs
 	}
 	pairs := func(fs []face) [][]bool {
 		same := make([][]bool, len(fs))
@@ -1081,6 +1090,7 @@ func TestViewDown(t *testing.T) {
 		{"two dice, sides above", append(die(100, -30), die(300, -30)...), [2]float64{0, -1}},
 		{"one die, side above", die(100, -30), upright},
 		{"two dice, sides below", append(die(100, 30), die(300, 30)...), upright},
+		{"two dice, sides above, one of low quality", append(die(100, -30), poor(die(300, -30))...), upright},
 	} {
 		got := viewDown(tc.fs, pairs(tc.fs))
 		if math.Abs(got[0]-tc.want[0]) > 1e-9 || math.Abs(got[1]-tc.want[1]) > 1e-9 {
@@ -1089,9 +1099,9 @@ func TestViewDown(t *testing.T) {
 	}
 	// One die showing a top and two sides above it is still one die.
 	one := []face{
-		{n: 4, cx: 100, cy: 200, fore: 0.95, A: m2{10, 0, 0, 10}, half: 2.5},
-		{n: 2, cx: 80, cy: 170, fore: 0.55, A: m2{10, 0, 0, 10}, half: 2.5},
-		{n: 3, cx: 120, cy: 170, fore: 0.6, A: m2{10, 0, 0, 10}, half: 2.5},
+		{n: 4, cx: 100, cy: 200, fore: 0.95, A: m2{10, 0, 0, 10}, half: 2.5, q: 1},
+		{n: 2, cx: 80, cy: 170, fore: 0.55, A: m2{10, 0, 0, 10}, half: 2.5, q: 1},
+		{n: 3, cx: 120, cy: 170, fore: 0.6, A: m2{10, 0, 0, 10}, half: 2.5, q: 1},
 	}
 	same := [][]bool{{false, true, true}, {true, false, false}, {true, false, false}}
 	if got := viewDown(one, same); got != upright {
