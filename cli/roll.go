@@ -57,6 +57,10 @@ func requestError(id, tower string, err error) error {
 	return Exit(2, string(b))
 }
 
+// cliTower is the tower id of what roll, odds and plan print (roll's --id
+// changes it): config's default, so their errors read as the daemon's do.
+const cliTower = "tower-1"
+
 func parseRequestArg(env *Env, args []string, tower string) (*rules.Request, error) {
 	data, err := readRequest(env, args)
 	if err != nil {
@@ -64,7 +68,8 @@ func parseRequestArg(env *Env, args []string, tower string) (*rules.Request, err
 	}
 	req, err := rules.ParseRequest(data)
 	if err != nil {
-		return nil, requestError("", tower, err)
+		// The error carries the id the request was sent with, as over MQTT.
+		return nil, requestError(rules.PeekID(data), tower, err)
 	}
 	return req, nil
 }
@@ -92,7 +97,7 @@ func runRoll(ctx context.Context, env *Env, args []string) error {
 	fs := NewFlagSet(env, c)
 	facesFlag := fs.String("faces", "", "faces in plan order, follow-up dice last (comma-separated); source becomes manual")
 	seed := fs.String("seed", "", "seed for a reproducible simulated roll")
-	tower := fs.String("id", "tower-1", "tower id written into the result")
+	tower := fs.String("id", cliTower, "tower id written into the result")
 	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -157,13 +162,13 @@ func runOdds(ctx context.Context, env *Env, args []string) error {
 	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
-	req, err := parseRequestArg(env, fs.Args(), "cli")
+	req, err := parseRequestArg(env, fs.Args(), cliTower)
 	if err != nil {
 		return err
 	}
 	od, err := req.Odds()
 	if err != nil {
-		return requestError(req.ID, "cli", err)
+		return requestError(req.ID, cliTower, err)
 	}
 	b, err := json.Marshal(od)
 	if err != nil {
@@ -179,7 +184,7 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
-	req, err := parseRequestArg(env, fs.Args(), "cli")
+	req, err := parseRequestArg(env, fs.Args(), cliTower)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,23 @@ func TestRollErrorsExit2WithOneLine(t *testing.T) {
 	}
 }
 
+// TestRequestErrorsEchoTheID: a request refused as bad gets its id back
+// in the error, whichever command read it (as the contract's example and
+// the MQTT side do), and the same tower id.
+func TestRequestErrorsEchoTheID(t *testing.T) {
+	for _, cmd := range []string{"roll", "odds", "plan"} {
+		code, _, errs := runTowerd(t, "", cmd, `{"id":"r-17","system":"ydin","attribute":4,"skill":7}`)
+		var e map[string]any
+		if code != 2 || json.Unmarshal([]byte(strings.TrimSpace(errs)), &e) != nil {
+			t.Errorf("%s: exit %d, stderr %q", cmd, code, errs)
+			continue
+		}
+		if e["id"] != "r-17" || e["tower"] != "tower-1" || e["field"] != "skill" {
+			t.Errorf("%s: error %v, want id r-17, tower tower-1, field skill", cmd, e)
+		}
+	}
+}
+
 func TestOddsAndPlan(t *testing.T) {
 	code, out, _ := runTowerd(t, "", "odds", `{"system":"ydin","attribute":4,"skill":2,"modifiers":[1]}`)
 	if code != 0 || !strings.Contains(out, `"outcomes":{"critical_success":0.4375,"success":0.5,"failure":0.060546875,"catastrophic_failure":0.001953125}`) ||
@@ -96,6 +114,16 @@ func TestOddsAndPlan(t *testing.T) {
 	code, out, _ = runTowerd(t, "", "plan", `{"system":"d20tn","skill_rank":1,"domains":2,"advantage":true}`)
 	if code != 0 || !strings.Contains(out, `"dice":["d20","d20","d4","d6"]`) {
 		t.Fatalf("plan: %d %s", code, out)
+	}
+}
+
+// TestOddsSmallDecimals: the contract prints probabilities as decimals;
+// 6d20's least total is 1/64,000,000, printed without an exponent and
+// reading back exactly.
+func TestOddsSmallDecimals(t *testing.T) {
+	code, out, _ := runTowerd(t, "", "odds", `{"system":"dice","expr":"6d20"}`)
+	if code != 0 || !strings.Contains(out, `"6":0.000000015625,`) || regexp.MustCompile(`[0-9][eE]`).MatchString(out) {
+		t.Fatalf("odds 6d20: exit %d, %.300s", code, out)
 	}
 }
 

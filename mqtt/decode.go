@@ -1,8 +1,6 @@
 package mqtt
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 
@@ -15,10 +13,10 @@ import (
 // bad_request as well), so no input can bring the daemon down.
 func decodeRequest(p []byte) (req *rules.Request, id string, rerr *rules.Error) {
 	if len(p) > MaxPayload {
-		return nil, peekID(p), badRequest("", "request is %d bytes; the limit is %d", len(p), MaxPayload)
+		return nil, rules.PeekID(p), badRequest("", "request is %d bytes; the limit is %d", len(p), MaxPayload)
 	}
 	if !utf8.Valid(p) {
-		return nil, peekID(p), badRequest("", "request is not UTF-8 text")
+		return nil, rules.PeekID(p), badRequest("", "request is not UTF-8 text")
 	}
 	req, err := parseRequest(p)
 	if err != nil {
@@ -29,7 +27,7 @@ func decodeRequest(p []byte) (req *rules.Request, id string, rerr *rules.Error) 
 		if e.Code == "" {
 			e.Code = rules.CodeBadRequest
 		}
-		return nil, peekID(p), e
+		return nil, rules.PeekID(p), e
 	}
 	return req, req.ID, nil
 }
@@ -50,33 +48,4 @@ func parseRequest(p []byte) (req *rules.Request, err error) {
 
 func badRequest(field, format string, a ...any) *rules.Error {
 	return &rules.Error{Code: rules.CodeBadRequest, Field: field, Message: fmt.Sprintf(format, a...)}
-}
-
-// peekID reads a top-level string "id" from whatever JSON object p starts
-// with, stopping at the first problem; it looks at the first 64 KiB only.
-func peekID(p []byte) string {
-	p = p[:min(len(p), 64<<10)]
-	dec := json.NewDecoder(bytes.NewReader(p))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		if k, _ := t.(string); k == "id" {
-			v, err := dec.Token()
-			s, ok := v.(string)
-			if err != nil || !ok || len(s) > 256 || !utf8.ValidString(s) {
-				return ""
-			}
-			return s
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return ""
-		}
-	}
-	return ""
 }

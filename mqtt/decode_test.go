@@ -61,23 +61,6 @@ func TestDecodeRequestOversizeKeepsID(t *testing.T) {
 	}
 }
 
-func TestPeekID(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"id":"a"}`:                      "a",
-		`{"x":{"id":"inner"},"id":"top"}`: "top",
-		`{"x":[1,{"id":"n"}]}`:            "",
-		`{"id":1}`:                        "",
-		`{"id":"a"`:                       "a",
-		`{"x":`:                           "",
-		`"id"`:                            "",
-		`{"id":"` + strings.Repeat("l", 300) + `"}`: "",
-	} {
-		if got := peekID([]byte(in)); got != want {
-			t.Errorf("peekID(%.40q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // FuzzDecodeRequest: bytes in, a request or a bad_request error out, never a
 // panic; an accepted request is within the size limit and valid UTF-8.
 func FuzzDecodeRequest(f *testing.F) {

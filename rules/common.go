@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // checkFaces verifies that faces cover want exactly (plan dice then
@@ -73,10 +74,27 @@ type textBuf struct{ b []byte }
 func newText(label string) *textBuf {
 	t := &textBuf{b: make([]byte, 0, 96)}
 	if label != "" {
-		t.b = append(t.b, label...)
+		t.b = append(t.b, oneLine(label)...)
 		t.b = append(t.b, ": "...)
 	}
 	return t
+}
+
+// oneLine replaces the control characters and line and paragraph
+// separators of s, which the player typed, with spaces: a result's text
+// is one line a display or a chat bot prints as it is (the request echo
+// keeps s as given).
+func oneLine(s string) string {
+	breaks := func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }
+	if strings.IndexFunc(s, breaks) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if breaks(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 func (t *textBuf) s(s string) *textBuf { t.b = append(t.b, s...); return t }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxRequestBytes bounds a request document.
@@ -181,8 +182,10 @@ func (f *fields) strField(name, def string, maxLen int) (string, error) {
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", badf(name, "%s is not a valid string", name)
 	}
-	if len(s) > maxLen {
-		return "", badf(name, "%s must be at most %d characters, got %d", name, maxLen, len(s))
+	// Characters, as the contract and JSON Schema's maxLength count them:
+	// a label of 200 snowmen is 600 bytes.
+	if n := utf8.RuneCountInString(s); n > maxLen {
+		return "", badf(name, "%s must be at most %d characters, got %d", name, maxLen, n)
 	}
 	return s, nil
 }
@@ -334,4 +337,35 @@ func (f *fields) exprField(name string, required bool) (*Expr, error) {
 		return nil, badf(name, "%s: %v", name, err)
 	}
 	return e, nil
+}
+
+// PeekID reads a top-level string "id" from whatever JSON object p starts
+// with, stopping at the first problem; it looks at the first 64 KiB only.
+// A request refused as bad still has its error carry the id it was sent
+// with, where one can be read.
+func PeekID(p []byte) string {
+	p = p[:min(len(p), 64<<10)]
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if k, _ := t.(string); k == "id" {
+			v, err := dec.Token()
+			s, ok := v.(string)
+			if err != nil || !ok || len(s) > 256 || !utf8.ValidString(s) {
+				return ""
+			}
+			return s
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }

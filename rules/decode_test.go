@@ -58,6 +58,7 @@ func TestBadRequestsNameTheField(t *testing.T) {
 		{`{"system":"dice","expr":"d"}`, "expr", "missing die size"},
 		{`{"system":"dice","expr":"99999999"}`, "expr", "too large"},
 		{`{"system":"dice","id":"` + strings.Repeat("x", 65) + `"}`, "id", "64"},
+		{`{"system":"dice","id":"` + strings.Repeat("é", 65) + `"}`, "id", "got 65"},
 		{`{"system":"dice","label":5}`, "label", "string"},
 		{`{"system":"dice"} {}`, "", "single"},
 	} {
@@ -70,6 +71,46 @@ func TestBadRequestsNameTheField(t *testing.T) {
 		if e.Code != CodeBadRequest || e.Field != c.field || !strings.Contains(e.Message, c.msg) {
 			t.Errorf("%s: field %q message %q; want field %q containing %q", c.js, e.Field, e.Message, c.field, c.msg)
 		}
+	}
+}
+
+// TestLengthsInCharacters: id and label are limited in characters, as
+// the contract and the JSON Schema's maxLength count them, not in bytes.
+func TestLengthsInCharacters(t *testing.T) {
+	js := `{"system":"dice","expr":"1d6","id":"` + strings.Repeat("é", 64) + `","label":"` + strings.Repeat("☃", 200) + `"}`
+	r, err := ParseRequest([]byte(js))
+	if err != nil {
+		t.Fatalf("64 é and 200 snowmen: %v", err)
+	}
+	if r.ID != strings.Repeat("é", 64) || r.Label != strings.Repeat("☃", 200) {
+		t.Errorf("id %q label %q not kept as given", r.ID, r.Label)
+	}
+}
+
+// TestTextIsOneLine: a label or damage type with line breaks or other
+// control characters still makes a text of one line (spaces in their
+// place); the request echo keeps the label as given.
+func TestTextIsOneLine(t *testing.T) {
+	for _, js := range []string{
+		`{"system":"dice","expr":"1d6","label":"a\nb\u2028c\td"}`,
+		`{"system":"dsdn","roll":"damage","expr":"1d6","label":"x","damage_type":"fire\r\nice"}`,
+	} {
+		r, err := ParseRequest([]byte(js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		res, err := r.Resolve([]int{3})
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		if strings.ContainsAny(res.Text, "\r\n\t\u2028\u2029") {
+			t.Errorf("%s: text %q is not one line", js, res.Text)
+		}
+	}
+	r, _ := ParseRequest([]byte(`{"system":"dice","expr":"1d6","label":"a\nb"}`))
+	res, _ := r.Resolve([]int{3})
+	if res.Text != "a b: 1d6 → 3 = 3" || r.Label != "a\nb" {
+		t.Errorf("text %q, label %q; want %q and the label as given", res.Text, r.Label, "a b: 1d6 → 3 = 3")
 	}
 }
 
@@ -201,4 +242,21 @@ func FuzzParseExpr(f *testing.F) {
 			t.Fatalf("%q: %d dice", s, e.Dice())
 		}
 	})
+}
+
+func TestPeekID(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"id":"a"}`:                      "a",
+		`{"x":{"id":"inner"},"id":"top"}`: "top",
+		`{"x":[1,{"id":"n"}]}`:            "",
+		`{"id":1}`:                        "",
+		`{"id":"a"`:                       "a",
+		`{"x":`:                           "",
+		`"id"`:                            "",
+		`{"id":"` + strings.Repeat("l", 300) + `"}`: "",
+	} {
+		if got := PeekID([]byte(in)); got != want {
+			t.Errorf("PeekID(%.40q) = %q, want %q", in, got, want)
+		}
+	}
 }

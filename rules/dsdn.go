@@ -171,7 +171,7 @@ func (g *dsdnGame) resolve(faces []int, label string) (Outcome, error) {
 	if g.roll == "damage" {
 		sum := g.expr.eval(faces, dice) + g.modifier
 		total := max(sum, 0)
-		t := newText(label).s(g.damageType).s(" damage ").s(g.expr.src).s(" → ").faces(dice).signed(g.modifier).s(" = ").i(total)
+		t := newText(label).s(oneLine(g.damageType)).s(" damage ").s(g.expr.src).s(" → ").faces(dice).signed(g.modifier).s(" = ").i(total)
 		o := Outcome{Dice: dice, Total: total, Outcome: "rolled"}
 		if g.apply != nil {
 			d := g.apply.take(total, g.damageType == "physical")

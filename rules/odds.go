@@ -76,8 +76,10 @@ func (o *Odds) MarshalJSON() ([]byte, error) {
 }
 
 // ratJSON prints r as the float64 nearest to it, shortest form that reads
-// back to that float (17 significant digits at most, exact when r is).
+// back to that float (17 significant digits at most, exact when r is), in
+// plain decimals: the contract asks for decimals, and 6d20's total of 6 is
+// 0.000000015625, not 1.5625e-08.
 func ratJSON(r *big.Rat) string {
 	f, _ := r.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
