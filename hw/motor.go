@@ -31,7 +31,7 @@ type motor struct {
 
 	obsMu   sync.Mutex
 	obs     func(MotorEvent)
-	events  chan MotorEvent
+	events  chan queuedEvent
 	obsDone chan struct{}
 	once    sync.Once
 }
@@ -46,7 +46,7 @@ func newMotor(c MotorConfig, pins Pins, clk clock.Clock, log *slog.Logger) (*mot
 	m := &motor{
 		cfg: c, drv: drv, clk: clk, log: log,
 		duty:    dutyLog{window: c.DutyWindow, max: c.DutyMax},
-		events:  make(chan MotorEvent, 32),
+		events:  make(chan queuedEvent, 32),
 		obsDone: make(chan struct{}),
 	}
 	if drv != nil && c.Profile.Reverse > 0 && !canReverse(c) {
@@ -258,9 +258,25 @@ func (m *motor) finish(start time.Time, reason string) error {
 		lv = slog.LevelWarn
 	}
 	m.log.Log(context.Background(), lv, "hw: motor stopped", "reason", reason, "on", now.Sub(start))
-	m.emit(MotorEvent{Kind: "motor_stop", At: now, Driver: m.cfg.Driver, Reason: reason, On: now.Sub(start)})
+	// The motor is off: wait for the observer to have taken motor_stop, so
+	// that it goes out before what the roll loop says next (settling) —
+	// but not for long on an observer that hangs (real time: a fake clock
+	// in a test would never end the wait).
+	if done := m.emit(MotorEvent{Kind: "motor_stop", At: now, Driver: m.cfg.Driver, Reason: reason, On: now.Sub(start)}); done != nil {
+		t := time.NewTimer(observerWait)
+		select {
+		case <-done:
+		case <-t.C:
+			m.log.Warn("hw: motor observer slow; motor_stop may follow what comes next")
+		}
+		t.Stop()
+	}
 	return err
 }
+
+// observerWait bounds how long a tumble waits for the observer to take
+// its motor_stop.
+const observerWait = time.Second
 
 // stopLocked switches the outputs off, trying twice: a motor left running
 // is the one failure that must not pass quietly.
@@ -335,23 +351,36 @@ func (m *motor) observe(fn func(MotorEvent)) {
 	m.obsMu.Unlock()
 }
 
-// emit queues an event for the observer without ever blocking the motor.
-func (m *motor) emit(e MotorEvent) {
+// queuedEvent is an event on its way to the observer; done is closed
+// once the observer has returned from it.
+type queuedEvent struct {
+	e    MotorEvent
+	done chan struct{}
+}
+
+// emit queues an event for the observer without ever blocking the motor;
+// the channel it returns (nil if the event was dropped) is closed when the
+// observer has taken it.
+func (m *motor) emit(e MotorEvent) <-chan struct{} {
+	q := queuedEvent{e, make(chan struct{})}
 	select {
-	case m.events <- e:
+	case m.events <- q:
+		return q.done
 	default:
 		m.log.Warn("hw: motor event dropped, observer too slow", "kind", e.Kind)
+		return nil
 	}
 }
 
 func (m *motor) dispatch() {
 	defer close(m.obsDone)
-	for e := range m.events {
+	for q := range m.events {
 		m.obsMu.Lock()
 		fn := m.obs
 		m.obsMu.Unlock()
 		if fn != nil {
-			fn(e)
+			fn(q.e)
 		}
+		close(q.done)
 	}
 }

@@ -220,6 +220,26 @@ func TestSixtySecondsIsCutAtMaxOn(t *testing.T) {
 	}
 }
 
+// TestStopObservedBeforeTumbleReturns: the observer has taken motor_stop
+// by the time Tumble returns, so an event publisher sends it before the
+// roll loop's next state (settling).
+func TestStopObservedBeforeTumbleReturns(t *testing.T) {
+	s, clk, ev := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
+	done := tumble(s, context.Background(), hw.Profile{Run: time.Second})
+	clk.BlockUntil(2)
+	clk.Advance(time.Second)
+	if err := <-done; err != nil {
+		t.Fatalf("Tumble = %v", err)
+	}
+	var kinds []string
+	for len(ev) > 0 {
+		kinds = append(kinds, (<-ev).Kind)
+	}
+	if strings.Join(kinds, " ") != "motor_start motor_stop" {
+		t.Fatalf("events observed when Tumble returned: %v, want motor_start motor_stop", kinds)
+	}
+}
+
 func TestRunEqualToMaxOnIsNotACut(t *testing.T) {
 	s, clk, _ := motorSim(t, hw.MotorConfig{Driver: hw.DriverOnOff, Pin: "GPIO27"})
 	done := tumble(s, context.Background(), hw.Profile{Run: hw.DefaultMaxOn})
