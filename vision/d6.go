@@ -1579,6 +1579,13 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 	flipped := wantLight != facesLight
 	out := ds[:0]
 	for i, d := range ds {
+		// A face of several pips of the other polarity, its pips both
+		// smaller and fainter than the roll's, is light marks on
+		// something dark (a keyboard's legends) as often as a small die
+		// of another colour, whose pips are no fainter: unread.
+		if d.f.n >= 2 && ps[d.f.pips[0]].light != wantLight && st[i].r < markR*refR && st[i].contrast < markContrast*refC {
+			d.null = true
+		}
 		if d.f.n == 1 {
 			share := minContrastShare
 			if d.f.q >= 1 {
@@ -1611,6 +1618,17 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 	}
 	return out, odd
 }
+
+// markR and markContrast bound, as shares of the roll's pips, the radius
+// and contrast under which a face of the other polarity is unread (see
+// consistent): keyboard legends read as 2s in matteop65's altered copies
+// were 0.47–0.55 and 0.36–0.55; dice of another colour rendered with a
+// clear face of several pips were at least 0.51 or 0.88 where the other
+// was under them.
+const (
+	markR        = 0.65
+	markContrast = 0.6
+)
 
 // otherColourQuality is the quality a face of several pips needs to vouch
 // for 1s of its pips' polarity against the roll's (see consistent).

@@ -335,6 +335,42 @@ func TestDropRinging(t *testing.T) {
 	}
 }
 
+// TestConsistentMarks: beside a roll of dark pips, a face of light pips
+// both smaller (under 0.65 of the radius) and fainter (under 0.6 of the
+// contrast) is unread — a keyboard's legends read as 2s in matteop65's
+// altered copies were 0.47–0.55 and 0.36–0.55 — while a small die of
+// another colour, its pips as clear, or a fainter die of its size, keeps
+// its face.
+func TestConsistentMarks(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		r, ring  float64
+		wantNull bool
+	}{
+		{"small and faint (a key's legends)", 2.2, 130, true},
+		{"small, as clear (a small die of another colour)", 2.2, 220, false},
+		{"faint, as large", 4, 130, false},
+	} {
+		var ps []pip
+		var ds []pipDie
+		for i := range 2 { // two dark 4s, pips of radius 4 and contrast 180
+			var idx []int
+			for k := range 4 {
+				ps = append(ps, pip{x: 100*float64(i) + 10*float64(k), y: 100, r: 4, core: 40, ring: 220})
+				idx = append(idx, len(ps)-1)
+			}
+			ds = append(ds, pipDie{f: face{n: 4, pips: idx, q: 1}})
+		}
+		ps = append(ps, pip{x: 300, y: 300, r: tc.r, core: 30, ring: tc.ring, light: true},
+			pip{x: 310, y: 310, r: tc.r, core: 30, ring: tc.ring, light: true})
+		ds = append(ds, pipDie{f: face{n: 2, pips: []int{len(ps) - 2, len(ps) - 1}, q: 1}})
+		got, _ := consistent(ds, ps)
+		if len(got) != 3 || got[2].null != tc.wantNull {
+			t.Errorf("%s: kept %d, the 2 null = %v; want 3 kept, null %v", tc.name, len(got), len(got) == 3 && got[2].null, tc.wantNull)
+		}
+	}
+}
+
 // TestConsistentSidedOnesOutvote: two light dots on a keyboard's key make
 // a face of several pips, yet five dark 1s whose dice show side faces
 // (matteop65's dice_45 with a little noise) are more dice: their polarity
