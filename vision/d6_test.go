@@ -340,7 +340,7 @@ func TestDropRinging(t *testing.T) {
 // contrast) is unread — a keyboard's legends read as 2s in matteop65's
 // altered copies were 0.47–0.55 and 0.36–0.55 — while a small die of
 // another colour, its pips as clear, or a fainter die of its size, keeps
-// its face.
+// its face. Marks vouch for no 1 of their colour (a review's case).
 func TestConsistentMarks(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -364,9 +364,16 @@ func TestConsistentMarks(t *testing.T) {
 		ps = append(ps, pip{x: 300, y: 300, r: tc.r, core: 30, ring: tc.ring, light: true},
 			pip{x: 310, y: 310, r: tc.r, core: 30, ring: tc.ring, light: true})
 		ds = append(ds, pipDie{f: face{n: 2, pips: []int{len(ps) - 2, len(ps) - 1}, q: 1}})
-		got, _ := consistent(ds, ps)
-		if len(got) != 3 || got[2].null != tc.wantNull {
-			t.Errorf("%s: kept %d, the 2 null = %v; want 3 kept, null %v", tc.name, len(got), len(got) == 3 && got[2].null, tc.wantNull)
+		// A dot like the 2's pips on another key: the marks vouch for no
+		// 1 of their colour, a die does.
+		ps = append(ps, pip{x: 400, y: 300, r: tc.r, core: 30, ring: tc.ring, light: true})
+		ds = append(ds, pipDie{f: face{n: 1, pips: []int{len(ps) - 1}, q: 1}})
+		got, odd := consistent(ds, ps)
+		if len(got) < 3 || got[2].null != tc.wantNull {
+			t.Errorf("%s: kept %d, the 2 null = %v; want it kept, null %v", tc.name, len(got), len(got) >= 3 && got[2].null, tc.wantNull)
+		}
+		if tc.wantNull && (len(got) != 3 || len(odd) != 1) {
+			t.Errorf("%s: the dot beside the marks kept as a 1 (kept %d, odd %d)", tc.name, len(got), len(odd))
 		}
 	}
 }

@@ -151,9 +151,10 @@ func compatible(p, q *pip) bool {
 	}
 	wm := whitener([3]float64{(p.cov[0] + q.cov[0]) / 2, (p.cov[1] + q.cov[1]) / 2, (p.cov[2] + q.cov[2]) / 2})
 	dx, dy := wm.apply(q.x-p.x, q.y-p.y)
-	// Opposite corners are 2√2 pip offsets apart, and an offset is at most
+	// Opposite corners are 2√2 pip offsets apart, 2√(1+sv²) on a 6 whose
+	// columns are stretched by sv (sixStretch), and an offset is at most
 	// 1/minPipR pip radii.
-	return math.Hypot(dx, dy) <= 2*math.Sqrt2/minPipR*1.1
+	return math.Hypot(dx, dy) <= 2*math.Hypot(1, sixStretch[1])/minPipR*1.1
 }
 
 // faceHypotheses proposes every set of pips that forms a d6 face pattern.

@@ -211,6 +211,7 @@ func TestFaceFarApartPips(t *testing.T) {
 		want bool
 	}{
 		{"a 2's offset", 9, true},
+		{"pips 0.19 of their offset", 19.3, false}, // proposed, refused by checkFace
 		{"two dice apart", 20, false},
 	} {
 		at := [][2]float64{{120 - tc.off, 120 - tc.off}, {120 + tc.off, 120 + tc.off}}

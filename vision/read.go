@@ -815,7 +815,7 @@ const (
 	lonePipOff   = 0.1
 	lonePipClear = 0.45
 	// lonePipContrast is the least grey-level contrast of a lone pip a die
-	// vouches for (rendered 1s of random colours: 75–230, and 90 missed
+	// vouches for (rendered 1s of random colours: 69–230, and 90 missed
 	// those under it — light green on red, brown on lilac; a small pink
 	// 3 with green pips whose corner pips merged with its lit edges, read
 	// as 1 by a reviewer: 59).
