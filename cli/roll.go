@@ -157,30 +157,23 @@ func rollAll(req *rules.Request, src *sim.Source) []int {
 }
 
 func runOdds(ctx context.Context, env *Env, args []string) error {
-	c := commands["odds"]
-	fs := NewFlagSet(env, c)
-	if err := ParseFlags(fs, args); err != nil {
-		return err
-	}
-	req, err := parseRequestArg(env, fs.Args(), cliTower)
-	if err != nil {
-		return err
-	}
-	od, err := req.Odds()
-	if err != nil {
-		return requestError(req.ID, cliTower, err)
-	}
-	b, err := json.Marshal(od)
-	if err != nil {
-		return fmt.Errorf("encode odds: %w", err)
-	}
-	fmt.Fprintln(env.Stdout, string(b))
-	return nil
+	return printFor(env, "odds", args, func(req *rules.Request) (any, error) {
+		od, err := req.Odds()
+		if err != nil {
+			return nil, requestError(req.ID, cliTower, err)
+		}
+		return od, nil
+	})
 }
 
 func runPlan(ctx context.Context, env *Env, args []string) error {
-	c := commands["plan"]
-	fs := NewFlagSet(env, c)
+	return printFor(env, "plan", args, func(req *rules.Request) (any, error) { return req.Plan(), nil })
+}
+
+// printFor runs command name (odds, plan): it reads the request in args
+// and prints what answer makes of it as one line of JSON.
+func printFor(env *Env, name string, args []string, answer func(*rules.Request) (any, error)) error {
+	fs := NewFlagSet(env, commands[name])
 	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -188,9 +181,13 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(req.Plan())
+	v, err := answer(req)
 	if err != nil {
-		return fmt.Errorf("encode plan: %w", err)
+		return err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
 	}
 	fmt.Fprintln(env.Stdout, string(b))
 	return nil
