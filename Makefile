@@ -42,13 +42,16 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # sim runs the daemon with a simulated tower and its embedded broker; press
-# Enter to press the button. SIMFLAGS adds flags (--seed 1, --listen :1884...).
+# Enter to press the button. SIMFLAGS adds flags (--seed 1, --listen 127.0.0.1:1884...).
 sim: build
 	exec ./$(BIN) run --sim $${TOWERD_STATE_DIR:+--state-dir $$TOWERD_STATE_DIR} $(SIMFLAGS)
 
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/towerd
-	install -D -m 0644 systemd/towerd.service $(DESTDIR)/lib/systemd/system/towerd.service
+	install -d $(DESTDIR)/lib/systemd/system
+	# The unit runs the binary where PREFIX put it.
+	sed 's|^ExecStart=/usr/local/bin/towerd |ExecStart=$(PREFIX)/bin/towerd |' systemd/towerd.service > $(DESTDIR)/lib/systemd/system/towerd.service
+	chmod 0644 $(DESTDIR)/lib/systemd/system/towerd.service
 	install -D -m 0644 config/towerd.example.yaml $(DESTDIR)/etc/towerd/towerd.example.yaml
 	install -d $(DESTDIR)$(PREFIX)/share/doc/towerd
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/towerd/

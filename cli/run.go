@@ -97,7 +97,11 @@ func loadRunConfig(o runOpts) (*config.Config, error) {
 		return nil, Exit(2, "towerd run: "+err.Error())
 	}
 	if o.sim && o.overrides.StateDir == "" && o.configPath == "" {
-		o.overrides.StateDir = simStateDir(cfg.Tower.ID)
+		id := cfg.Tower.ID
+		if o.overrides.ID != "" {
+			id = o.overrides.ID // two simulated towers keep apart
+		}
+		o.overrides.StateDir = simStateDir(id)
 	}
 	if err := cfg.Apply(o.overrides); err != nil {
 		return nil, Exit(2, err.Error())

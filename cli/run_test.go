@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/towerd/towerd/config"
 	"github.com/towerd/towerd/mqtt/mqtttest"
 )
 
@@ -362,5 +363,25 @@ func TestRunCrashAndStop(t *testing.T) {
 	}
 	if s := mqtttest.Seqs(bot.Results("before")); len(s) != 1 {
 		t.Fatalf("before: seqs %v, want one (rolled again after the crash?)", s)
+	}
+}
+
+// TestSimStateDirFollowsID: a simulated tower run with --id keeps its
+// state under that id (docs/daemon.md), so two of them can run side by
+// side; without --id it is the configured tower's.
+func TestSimStateDirFollowsID(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	base := os.Getenv("XDG_STATE_HOME")
+	for _, tc := range []struct{ id, want string }{
+		{"", "tower-1"},
+		{"attic", "attic"},
+	} {
+		cfg, err := loadRunConfig(runOpts{sim: true, overrides: config.Overrides{ID: tc.id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(base, "towerd-sim", tc.want); cfg.Tower.StateDir != want {
+			t.Errorf("--id %q: state dir %q, want %q", tc.id, cfg.Tower.StateDir, want)
+		}
 	}
 }

@@ -85,10 +85,13 @@ const (
 
 // Motor is the tumble motor and its safety limits.
 type Motor struct {
-	Driver    string `yaml:"driver"`
-	Pin       string `yaml:"pin"`     // on/off or enable pin
-	DirPin    string `yaml:"dir_pin"` // direction pin; needed to reverse
-	ActiveLow bool   `yaml:"active_low"`
+	Driver string `yaml:"driver"`
+	Pin    string `yaml:"pin"`     // on/off or enable pin
+	DirPin string `yaml:"dir_pin"` // direction pin; needed to reverse
+	// DirInvert swaps the direction pin's sense: forward is high, for a
+	// motor that runs backwards without swapping its leads.
+	DirInvert bool `yaml:"dir_invert"`
+	ActiveLow bool `yaml:"active_low"`
 	// PWM output through /sys/class/pwm (driver pwm).
 	PWMChip      int `yaml:"pwm_chip"`
 	PWMChannel   int `yaml:"pwm_channel"`

@@ -107,6 +107,41 @@ func TestParseKeepsUnsetDefaults(t *testing.T) {
 	}
 }
 
+// TestBareZeroDuration: a duration of 0 may be written without a unit, as
+// docs/configuration.md says (it was refused by the decoder).
+func TestBareZeroDuration(t *testing.T) {
+	c := mustParse(t, "button:\n  debounce: 0\nmotor:\n  profile:\n    reverse_jolt: 0\n")
+	if c.Button.Debounce != 0 || c.Motor.Profile.ReverseJolt != 0 {
+		t.Errorf("debounce %v, reverse_jolt %v; want 0 and 0", c.Button.Debounce, c.Motor.Profile.ReverseJolt)
+	}
+}
+
+// TestDirInvert: motor.dir_invert (docs/hardware.md's cure for a motor
+// that runs backwards) reaches the hardware config.
+func TestDirInvert(t *testing.T) {
+	c := mustParse(t, "motor:\n  driver: direction\n  dir_pin: GPIO23\n  dir_invert: true\n")
+	if h := c.HW(); !h.Motor.DirInvert || h.Motor.DirPin != "GPIO23" {
+		t.Errorf("hw motor %+v, want DirInvert with GPIO23", h.Motor)
+	}
+	if Default().HW().Motor.DirInvert {
+		t.Error("dir_invert on by default")
+	}
+}
+
+// TestBrokerSchemes: every scheme the MQTT client dials is accepted
+// (docs/mqtt.md lists tls://, which was refused), with TLS where it is one.
+func TestBrokerSchemes(t *testing.T) {
+	for _, sc := range []string{"tcp", "mqtt", "ssl", "tls", "mqtts", "ws", "wss"} {
+		c := mustParse(t, "mqtt:\n  broker: "+sc+"://broker.lan:1883\n")
+		if c.MQTT.Broker != sc+"://broker.lan:1883" {
+			t.Errorf("%s: broker %q", sc, c.MQTT.Broker)
+		}
+	}
+	if !tlsScheme("tls") || tlsScheme("tcp") {
+		t.Error("tls:// is TLS, tcp:// is not")
+	}
+}
+
 func TestParseAllKinds(t *testing.T) {
 	c := mustParse(t, `
 tower:
@@ -250,6 +285,7 @@ func TestErrors(t *testing.T) {
 		{"int into string", "button:\n  pin: 17\n", "button.pin", 2, `quote it: "17"`},
 		{"yes is not a bool", "button:\n  active_low: yes\n", "button.active_low", 2, "want true or false"},
 		{"duration without unit", "motor:\n  max_on_time: 5\n", "motor.max_on_time", 2, "with a unit"},
+		{"dir_invert without dir_pin", "motor:\n  dir_invert: true\n", "motor.dir_invert", 2, "direction pin"},
 		{"bad duration", "motor:\n  max_on_time: five\n", "motor.max_on_time", 2, `"five"`},
 		{"nan", "light:\n  brightness: .nan\n", "light.brightness", 2, "finite"},
 		{"overflow", "tower:\n  queue_size: 99999999999999999999\n", "tower.queue_size", 2, "out of range"},

@@ -304,6 +304,11 @@ func (k *checker) mapping(key string, m ast.MapNode, t reflect.Type, def reflect
 			d = def.Field(i)
 		}
 		k.node(sub, kv.Value, t.Field(i).Type, d)
+		if t.Field(i).Type == durationType && isInt(kv.Value) && intValue(kv.Value) == "0" {
+			// A bare 0 needs no unit, but the decoder takes a duration
+			// only as text: hand it "0s".
+			kv.Value = ast.String(token.String("0s", "0", kv.Value.GetToken().Position))
+		}
 	}
 }
 

@@ -14,7 +14,7 @@ func (c *Config) HW() hw.Config {
 			Debounce: c.Button.Debounce, LongPress: c.Button.LongPress,
 		},
 		Motor: hw.MotorConfig{
-			Driver: m.Driver, Pin: m.Pin, ActiveLow: m.ActiveLow, DirPin: m.DirPin, StepPin: m.StepPin,
+			Driver: m.Driver, Pin: m.Pin, ActiveLow: m.ActiveLow, DirPin: m.DirPin, DirInvert: m.DirInvert, StepPin: m.StepPin,
 			StepRate: float64(m.StepsPerSecond), MaxOn: m.MaxOnTime,
 			DutyWindow: m.DutyWindow, DutyMax: m.DutyLimit,
 			Profile: hw.Profile{Run: m.Profile.Run, Speed: m.Profile.Speed, Reverse: m.Profile.ReverseJolt, Brake: m.Profile.Brake},

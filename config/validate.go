@@ -164,6 +164,9 @@ func (v *validator) motor() {
 			v.pin("motor.pin", m.Pin, false)
 			v.pin("motor.dir_pin", m.DirPin, false)
 		}
+		if m.DirInvert && m.DirPin == "" {
+			v.bad("motor.dir_invert", "needs a direction pin (motor.dir_pin)")
+		}
 		if m.Driver == DriverStepper {
 			v.pin("motor.step_pin", m.StepPin, true)
 		} else if m.StepPin != "" {
@@ -288,9 +291,9 @@ func (v *validator) vision() {
 	}
 }
 
-var brokerSchemes = []string{"tcp", "ssl", "ws", "wss", "mqtt", "mqtts"}
+var brokerSchemes = []string{"tcp", "ssl", "tls", "ws", "wss", "mqtt", "mqtts"}
 
-func tlsScheme(s string) bool { return s == "ssl" || s == "wss" || s == "mqtts" }
+func tlsScheme(s string) bool { return s == "ssl" || s == "tls" || s == "wss" || s == "mqtts" }
 
 func (v *validator) mqtt() {
 	m := &v.c.MQTT
