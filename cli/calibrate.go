@@ -66,7 +66,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	// (warm-up frames included) is reported, not waited for.
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	cal, bg, err := camera.Calibrate(cctx, src, cc.LockExposure || cc.LockWhiteBalance, time.Now())
+	cal, bg, err := camera.Calibrate(cctx, src, camera.Locks{Exposure: cc.LockExposure, WhiteBalance: cc.LockWhiteBalance}, time.Now())
 	if err != nil {
 		return err
 	}

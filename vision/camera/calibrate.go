@@ -82,20 +82,20 @@ type Calibration struct {
 func (c *Calibration) OK() bool { return len(c.Problems) == 0 }
 
 // Calibrate captures the empty tray (several frames averaged), finds the
-// tray, checks focus and light and, when src is a Locker and lock is set,
-// fixes exposure and white balance first. It returns the calibration and
+// tray, checks focus and light and, when src is a Locker, first fixes
+// what lock asks (exposure, white balance). It returns the calibration and
 // the background picture; problems are listed in the calibration, a
 // camera that fails is an error wrapping ErrHardware.
-func Calibrate(ctx context.Context, src Source, lock bool, now time.Time) (*Calibration, *image.RGBA, error) {
+func Calibrate(ctx context.Context, src Source, lock Locks, now time.Time) (*Calibration, *image.RGBA, error) {
 	cal := &Calibration{Time: now.UTC()}
-	if l, ok := src.(Locker); ok && lock {
+	if l, ok := src.(Locker); ok && lock.Any() {
 		// Let auto exposure settle on the lit tray before fixing it.
 		for i := 0; i < 10; i++ {
 			if _, err := src.Capture(ctx); err != nil {
 				return nil, nil, fmt.Errorf("camera: calibrate: %w", err)
 			}
 		}
-		locked, err := l.Lock(ctx)
+		locked, err := l.Lock(ctx, lock)
 		if err != nil {
 			return nil, nil, fmt.Errorf("camera: calibrate: lock exposure: %w", err)
 		}

@@ -33,7 +33,7 @@ func TestCalibrateSim(t *testing.T) {
 	}
 	for _, seed := range seeds {
 		cam := simcam.New(simcam.Config{Seed: seed, Width: 320, Height: 240})
-		cal, bg, err := camera.Calibrate(context.Background(), cam, true, time.Unix(0, 0))
+		cal, bg, err := camera.Calibrate(context.Background(), cam, camera.Locks{Exposure: true, WhiteBalance: true}, time.Unix(0, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestCalibrateSim(t *testing.T) {
 
 func TestCalibrateDark(t *testing.T) {
 	cam := simcam.New(simcam.Config{Seed: 1, Width: 320, Height: 240, Faults: simcam.Faults{Dark: true}})
-	cal, _, err := camera.Calibrate(context.Background(), cam, false, time.Unix(0, 0))
+	cal, _, err := camera.Calibrate(context.Background(), cam, camera.Locks{}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestCalibrateDark(t *testing.T) {
 func TestCalibrateBlurred(t *testing.T) {
 	for _, seed := range []uint64{2, 5} {
 		cam := simcam.New(simcam.Config{Seed: seed, Width: 320, Height: 240})
-		_, bg, err := camera.Calibrate(context.Background(), cam, false, time.Unix(0, 0))
+		_, bg, err := camera.Calibrate(context.Background(), cam, camera.Locks{}, time.Unix(0, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestCalibrateBlurred(t *testing.T) {
 	// same at 960x720 (each pixel 2x2, halved again for the figure)
 	// measure the same.
 	cam := simcam.New(simcam.Config{Seed: 3, Width: 480, Height: 360})
-	_, bg, err := camera.Calibrate(context.Background(), cam, false, time.Unix(0, 0))
+	_, bg, err := camera.Calibrate(context.Background(), cam, camera.Locks{}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func upscale2(src *image.RGBA) *image.RGBA {
 
 func TestCalibrateFailingCamera(t *testing.T) {
 	cam := simcam.New(simcam.Config{Seed: 1, Width: 320, Height: 240, Faults: simcam.Faults{Empty: true}})
-	if _, _, err := camera.Calibrate(context.Background(), cam, false, time.Unix(0, 0)); err == nil || !strings.Contains(err.Error(), "empty frame") {
+	if _, _, err := camera.Calibrate(context.Background(), cam, camera.Locks{}, time.Unix(0, 0)); err == nil || !strings.Contains(err.Error(), "empty frame") {
 		t.Fatalf("err %v", err)
 	}
 }

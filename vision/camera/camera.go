@@ -42,9 +42,18 @@ type Source interface {
 // Locker is a Source whose exposure and white balance can be fixed at
 // their current values so frames compare and dice look the same every roll.
 type Locker interface {
-	// Lock fixes what the camera allows and reports what it fixed.
-	Lock(ctx context.Context) (Locked, error)
+	// Lock fixes, of what is asked, what the camera allows and reports
+	// what it fixed.
+	Lock(ctx context.Context, what Locks) (Locked, error)
 }
+
+// Locks says which automatic controls calibration fixes: Exposure the
+// exposure, gain and focus (how bright and sharp a frame is),
+// WhiteBalance the colour temperature.
+type Locks struct{ Exposure, WhiteBalance bool }
+
+// Any reports whether anything is to be fixed.
+func (l Locks) Any() bool { return l.Exposure || l.WhiteBalance }
 
 // Locked is what Lock fixed; fields are nil when the camera does not
 // allow that control. It is saved with the calibration and applied again

@@ -290,7 +290,7 @@ func matToRGBA(m gocv.Mat) (*image.RGBA, error) {
 // values (V4L2; with libcamera set them in the pipeline, see
 // docs/camera.md). Controls the camera lacks read as 0 or -1 and are left
 // alone.
-func (d *Device) Lock(ctx context.Context) (Locked, error) {
+func (d *Device) Lock(ctx context.Context, what Locks) (Locked, error) {
 	g, err := d.acquire(ctx)
 	if err != nil {
 		return Locked{}, err
@@ -307,10 +307,14 @@ func (d *Device) Lock(ctx context.Context) (Locked, error) {
 		}
 		return &v
 	}
-	l.Exposure = get(gocv.VideoCaptureExposure)
-	l.Gain = get(gocv.VideoCaptureGain)
-	l.WBTemperature = get(gocv.VideoCaptureWBTemperature)
-	l.Focus = get(gocv.VideoCaptureFocus)
+	if what.Exposure {
+		l.Exposure = get(gocv.VideoCaptureExposure)
+		l.Gain = get(gocv.VideoCaptureGain)
+		l.Focus = get(gocv.VideoCaptureFocus)
+	}
+	if what.WhiteBalance {
+		l.WBTemperature = get(gocv.VideoCaptureWBTemperature)
+	}
 	applyLocked(g, &l)
 	d.mu.Lock()
 	d.locked = &l

@@ -1,6 +1,7 @@
 package camera
 
 import (
+	"context"
 	"image"
 	"image/color"
 	"math"
@@ -94,5 +95,52 @@ func TestEdgeWidthTurned(t *testing.T) {
 	b := edgeWidth(port, h, w, image.Rect(tray.Min.Y, tray.Min.X, tray.Max.Y, tray.Max.X))
 	if a == 0 || math.Abs(a-b) > 0.25 {
 		t.Errorf("edge width upright %.2f, turned %.2f; want alike", a, b)
+	}
+}
+
+// controlGrabber reports fixed values for the camera's controls and
+// records what is set.
+type controlGrabber struct {
+	frameGrabber
+	set map[gocv.VideoCaptureProperties]float64
+}
+
+func (g *controlGrabber) Set(p gocv.VideoCaptureProperties, v float64) { g.set[p] = v }
+func (g *controlGrabber) Get(p gocv.VideoCaptureProperties) float64 {
+	return map[gocv.VideoCaptureProperties]float64{
+		gocv.VideoCaptureExposure: 120, gocv.VideoCaptureGain: 4,
+		gocv.VideoCaptureWBTemperature: 4600, gocv.VideoCaptureFocus: 30,
+	}[p]
+}
+
+// TestLockWhatIsAsked: lock_exposure and lock_white_balance are separate
+// (they were one switch): exposure fixes exposure, gain and focus and
+// leaves white balance automatic, and the other way round.
+func TestLockWhatIsAsked(t *testing.T) {
+	for _, tc := range []struct {
+		what   Locks
+		wb, ex bool
+	}{
+		{Locks{Exposure: true}, false, true},
+		{Locks{WhiteBalance: true}, true, false},
+		{Locks{Exposure: true, WhiteBalance: true}, true, true},
+	} {
+		d, err := NewDevice(DeviceConfig{Source: SourceV4L2, Device: "/dev/video9", Width: 640, Height: 480, FPS: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &controlGrabber{set: map[gocv.VideoCaptureProperties]float64{}}
+		d.open = func() (grabber, error) { return g, nil }
+		l, err := d.Lock(context.Background(), tc.what)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, autoWB := g.set[gocv.VideoCaptureAutoWB]
+		_, autoEx := g.set[gocv.VideoCaptureAutoExposure]
+		if (l.WBTemperature != nil) != tc.wb || autoWB != tc.wb || (l.Exposure != nil) != tc.ex || autoEx != tc.ex ||
+			(l.Gain != nil) != tc.ex || (l.Focus != nil) != tc.ex {
+			t.Errorf("%+v: locked %+v, set %v", tc.what, l, g.set)
+		}
+		d.Close()
 	}
 }
