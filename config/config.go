@@ -96,8 +96,10 @@ type Motor struct {
 	PWMChip      int `yaml:"pwm_chip"`
 	PWMChannel   int `yaml:"pwm_channel"`
 	PWMFrequency int `yaml:"pwm_frequency"` // Hz
-	// Stepper driver (step/dir); speed 1.0 is StepsPerSecond.
+	// Stepper driver (step/dir); speed 1.0 is StepsPerSecond. StepPWM
+	// takes STEP from the PWM channel above instead of StepPin.
 	StepPin        string `yaml:"step_pin"`
+	StepPWM        bool   `yaml:"step_pwm"`
 	StepsPerSecond int    `yaml:"steps_per_second"`
 	// MaxOnTime cuts the motor whatever the profile says.
 	MaxOnTime time.Duration `yaml:"max_on_time"`

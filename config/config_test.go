@@ -128,6 +128,27 @@ func TestDirInvert(t *testing.T) {
 	}
 }
 
+// TestStepperPWM: a stepper's STEP may come from a PWM channel
+// (motor.step_pwm), running at its step rate, not pwm_frequency; a
+// stepper on step_pin and an on/off motor have no PWM.
+func TestStepperPWM(t *testing.T) {
+	c := mustParse(t, "motor:\n  driver: stepper\n  step_pwm: true\n  pwm_chip: 0\n  pwm_channel: 1\n")
+	if p := c.HW().Motor.PWM; p == nil || p.Chip != 0 || p.Channel != 1 || p.Hz != 0 || c.HW().Motor.StepPin != "" {
+		t.Errorf("step_pwm: hw motor %+v, PWM %+v", c.HW().Motor, p)
+	}
+	c = mustParse(t, "motor:\n  driver: stepper\n  step_pin: GPIO24\n")
+	if c.HW().Motor.PWM != nil {
+		t.Error("a stepper on step_pin got a PWM channel")
+	}
+	c = mustParse(t, "motor:\n  driver: pwm\n  pwm_frequency: 1000\n")
+	if p := c.HW().Motor.PWM; p == nil || p.Hz != 1000 {
+		t.Errorf("driver pwm: PWM %+v, want 1000 Hz", p)
+	}
+	if Default().HW().Motor.PWM != nil {
+		t.Error("the default on/off motor got a PWM channel")
+	}
+}
+
 // TestBrokerSchemes: every scheme the MQTT client dials is accepted
 // (docs/mqtt.md lists tls://, which was refused), with TLS where it is one.
 func TestBrokerSchemes(t *testing.T) {
@@ -286,6 +307,8 @@ func TestErrors(t *testing.T) {
 		{"yes is not a bool", "button:\n  active_low: yes\n", "button.active_low", 2, "want true or false"},
 		{"duration without unit", "motor:\n  max_on_time: 5\n", "motor.max_on_time", 2, "with a unit"},
 		{"dir_invert without dir_pin", "motor:\n  dir_invert: true\n", "motor.dir_invert", 2, "direction pin"},
+		{"step_pwm without stepper", "motor:\n  step_pwm: true\n", "motor.step_pwm", 2, "only used by the stepper"},
+		{"step_pwm and step_pin", "motor:\n  driver: stepper\n  step_pin: GPIO24\n  step_pwm: true\n", "motor.step_pin", 3, "not used with step_pwm"},
 		{"bad duration", "motor:\n  max_on_time: five\n", "motor.max_on_time", 2, `"five"`},
 		{"nan", "light:\n  brightness: .nan\n", "light.brightness", 2, "finite"},
 		{"overflow", "tower:\n  queue_size: 99999999999999999999\n", "tower.queue_size", 2, "out of range"},

@@ -5,6 +5,12 @@ import (
 	"github.com/towerd/towerd/mqtt"
 )
 
+// usesPWM reports whether the motor is driven through its PWM channel:
+// driver pwm, or a stepper whose STEP is that channel (step_pwm).
+func (m Motor) usesPWM() bool {
+	return m.Driver == DriverPWM || m.Driver == DriverStepper && m.StepPWM
+}
+
 // HW is the hardware part of the configuration as package hw takes it.
 func (c *Config) HW() hw.Config {
 	m := c.Motor
@@ -21,8 +27,12 @@ func (c *Config) HW() hw.Config {
 		},
 		Light: hw.LightConfig{Pin: c.Light.Pin, ActiveLow: c.Light.ActiveLow, Brightness: c.Light.Brightness},
 	}
-	if m.Driver == DriverPWM {
-		out.Motor.PWM = &hw.PWMConfig{Chip: m.PWMChip, Channel: m.PWMChannel, Hz: m.PWMFrequency}
+	if m.usesPWM() {
+		// A stepper's PWM runs at its step rate, not pwm_frequency.
+		out.Motor.PWM = &hw.PWMConfig{Chip: m.PWMChip, Channel: m.PWMChannel}
+		if m.Driver == DriverPWM {
+			out.Motor.PWM.Hz = m.PWMFrequency
+		}
 	}
 	if c.Light.PWMChip != nil && c.Light.PWMChannel != nil {
 		out.Light.PWM = &hw.PWMConfig{Chip: *c.Light.PWMChip, Channel: *c.Light.PWMChannel}

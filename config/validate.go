@@ -167,10 +167,18 @@ func (v *validator) motor() {
 		if m.DirInvert && m.DirPin == "" {
 			v.bad("motor.dir_invert", "needs a direction pin (motor.dir_pin)")
 		}
-		if m.Driver == DriverStepper {
+		switch {
+		case m.Driver == DriverStepper && m.StepPWM:
+			if m.StepPin != "" {
+				v.bad("motor.step_pin", "is not used with step_pwm (STEP comes from motor.pwm_chip, motor.pwm_channel)")
+			}
+		case m.Driver == DriverStepper:
 			v.pin("motor.step_pin", m.StepPin, true)
-		} else if m.StepPin != "" {
+		case m.StepPin != "":
 			v.bad("motor.step_pin", "is only used by the stepper driver")
+		}
+		if m.StepPWM && m.Driver != DriverStepper {
+			v.bad("motor.step_pwm", "is only used by the stepper driver")
 		}
 	}
 	if m.PWMChip < 0 {
@@ -217,7 +225,7 @@ func (v *validator) light() {
 		v.bad("light.brightness", "below 1 needs PWM (light.pwm_chip and light.pwm_channel)")
 	}
 	m := &v.c.Motor
-	if pwm && m.Driver == DriverPWM && *l.PWMChip == m.PWMChip && *l.PWMChannel == m.PWMChannel {
+	if pwm && m.usesPWM() && *l.PWMChip == m.PWMChip && *l.PWMChannel == m.PWMChannel {
 		v.bad("light.pwm_channel", "PWM chip %d channel %d is already the motor's (motor.pwm_chip, motor.pwm_channel)", m.PWMChip, m.PWMChannel)
 	}
 }
