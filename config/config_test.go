@@ -308,6 +308,8 @@ func TestErrors(t *testing.T) {
 		{"duration without unit", "motor:\n  max_on_time: 5\n", "motor.max_on_time", 2, "with a unit"},
 		{"dir_invert without dir_pin", "motor:\n  dir_invert: true\n", "motor.dir_invert", 2, "direction pin"},
 		{"step_pwm without stepper", "motor:\n  step_pwm: true\n", "motor.step_pwm", 2, "only used by the stepper"},
+		{"light on the motor's pwm", "motor:\n  driver: pwm\nlight:\n  pwm_chip: 0\n  pwm_channel: 0\n", "light.pwm_channel", 5, "already the motor's"},
+		{"light on the stepper's pwm", "motor:\n  driver: stepper\n  step_pwm: true\nlight:\n  pwm_chip: 0\n  pwm_channel: 0\n", "light.pwm_channel", 6, "already the motor's"},
 		{"step_pwm and step_pin", "motor:\n  driver: stepper\n  step_pin: GPIO24\n  step_pwm: true\n", "motor.step_pin", 3, "not used with step_pwm"},
 		{"bad duration", "motor:\n  max_on_time: five\n", "motor.max_on_time", 2, `"five"`},
 		{"nan", "light:\n  brightness: .nan\n", "light.brightness", 2, "finite"},
