@@ -1556,9 +1556,10 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 			}
 		}
 	}
+	medC := median(cs)
 	refC := slices.Max(cs)
 	if strong {
-		refC = median(cs)
+		refC = medC
 	}
 	refR := median(rs)
 	// A face of several pips of the other polarity, its pips both smaller
@@ -1570,7 +1571,7 @@ func consistent(ds []pipDie, ps []pip) (kept, odd []pipDie) {
 	// colour is nulled sooner: a face lost, never a wrong one.)
 	marks := make([]bool, len(ds))
 	for i, d := range ds {
-		marks[i] = d.f.n >= 2 && ps[d.f.pips[0]].light != wantLight && st[i].r < markR*refR && st[i].contrast < markContrast*median(cs)
+		marks[i] = d.f.n >= 2 && ps[d.f.pips[0]].light != wantLight && st[i].r < markR*refR && st[i].contrast < markContrast*medC
 	}
 	// Dice of two colours in one roll: a 1 of the other polarity is
 	// measured against the clean faces of its own polarity, when there
