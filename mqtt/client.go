@@ -126,6 +126,7 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 		ackSignal: make(chan struct{}, 1),
 	}
 	c.track = newTrackStore(c.onPuback)
+	c.dial.opened = c.track.dialed
 	c.pub = newPublisher(c)
 
 	// What the previous run left: requests to roll, answers to deliver.
@@ -171,8 +172,12 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 		SetWill(c.t.status, "offline", 1, true).
 		SetStore(c.track).
 		SetCustomOpenConnectionFn(c.dial.open).
-		SetOnConnectHandler(func(paho.Client) { c.pub.connected(c.dial.sessionPresent()) }).
+		SetOnConnectHandler(func(paho.Client) {
+			c.track.connected()
+			c.pub.connected(c.dial.sessionPresent())
+		}).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
+			c.track.lost()
 			log.Warn("mqtt: connection lost; reconnecting", "broker", cfg.Broker, "err", err)
 		}).
 		SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) { m.Ack() })

@@ -19,6 +19,7 @@ import (
 type dialer struct {
 	tls     *tls.Config
 	timeout time.Duration
+	opened  func() // called for each connection opened, before its CONNECT
 
 	mu      sync.Mutex
 	cur     *sniffConn
@@ -54,12 +55,16 @@ func (d *dialer) open(u *url.URL, _ paho.ClientOptions) (net.Conn, error) {
 	}
 	sc := &sniffConn{Conn: c}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.stopped {
+		d.mu.Unlock()
 		c.Close()
 		return nil, errDialStopped
 	}
 	d.cur = sc
+	d.mu.Unlock()
+	if d.opened != nil {
+		d.opened()
+	}
 	return sc, nil
 }
 

@@ -274,6 +274,13 @@ func (b *Bot) Publish(topic string, retained bool, payload []byte) {
 // accessors (Results, Errors, Watched...).
 func (b *Bot) Wait(what string, timeout time.Duration, cond func() bool) {
 	b.tb.Helper()
+	b.wait(what, timeout, cond, nil)
+}
+
+// wait is Wait; seen, when not nil, says what was received instead, for
+// the failure message.
+func (b *Bot) wait(what string, timeout time.Duration, cond func() bool, seen func() string) {
+	b.tb.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
@@ -288,6 +295,9 @@ func (b *Bot) Wait(what string, timeout time.Duration, cond func() bool) {
 		select {
 		case <-ch:
 		case <-deadline.C:
+			if seen != nil {
+				b.tb.Fatalf("mqtttest: timed out after %v waiting for %s (%s)", timeout, what, seen())
+			}
 			b.tb.Fatalf("mqtttest: timed out after %v waiting for %s", timeout, what)
 		}
 	}
@@ -311,11 +321,11 @@ func (b *Bot) WaitAnswered(timeout time.Duration, ids ...string) {
 // WaitStatus waits until the newest status message is want.
 func (b *Bot) WaitStatus(timeout time.Duration, want string) {
 	b.tb.Helper()
-	b.Wait("status "+want, timeout, func() bool {
+	b.wait("status "+want, timeout, func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return len(b.statuses) > 0 && b.statuses[len(b.statuses)-1] == want
-	})
+	}, func() string { return fmt.Sprintf("statuses received: %q", b.Statuses()) })
 }
 
 // Results returns the results received for id (duplicates included).
