@@ -172,16 +172,13 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 		SetWill(c.t.status, "offline", 1, true).
 		SetStore(c.track).
 		SetCustomOpenConnectionFn(c.dial.open).
-		SetOnConnectHandler(func(paho.Client) {
-			c.track.connected()
-			c.pub.connected(c.dial.sessionPresent())
-		}).
+		SetOnConnectHandler(func(paho.Client) { c.pub.connected(c.dial.sessionPresent()) }).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
-			c.track.lost()
 			log.Warn("mqtt: connection lost; reconnecting", "broker", cfg.Broker, "err", err)
 		}).
 		SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) { m.Ack() })
 	c.pc = paho.NewClient(opts)
+	c.track.open = c.pc.IsConnectionOpen
 	// Routes before connecting: a persistent session's redeliveries can
 	// arrive before the subscriptions are renewed.
 	c.pc.AddRoute(c.t.roll, c.onRoll)
@@ -571,7 +568,7 @@ func (c *Client) Close(ctx context.Context) error {
 	if n := c.store.UnackedCount(); n > 0 {
 		c.log.Warn("mqtt: closing with undelivered messages; they are sent on the next start", "count", n)
 	}
-	tok := c.pub.publish(c.t.status, 1, true, []byte("offline"), 0)
+	tok := c.pub.publishUntil(ctx.Done(), c.t.status, 1, true, []byte("offline"), 0)
 	select {
 	case <-tok.Done():
 	case <-ctx.Done():

@@ -19,52 +19,66 @@ import (
 // paho completes the original token without error when it resends the
 // packet after a reconnect.)
 //
-// It also keeps paho's resume from sending a packet twice. paho v1.5.1
-// runs OnConnect (which starts the publisher's round) before it resumes
-// the session, and the resume resends whatever the store holds by the time
-// it lists it, including what the round has just sent on the new
-// connection: an "online" resent after Close's "offline" left a stopped
-// tower online (TestRetainedStatusAndLastWill/mosquitto, about 1 run in
-// 500 under load), and a result resent after a newer one would leave the
-// older one retained. So the store tells packets stored while the
-// connection was not up (the resume's to send) from those put after
-// OnConnect on the same connection (sent at once; Get hides them from the
-// resume), and publishing waits, briefly, until the resume's packets are
-// acknowledged, so nothing new overtakes them.
+// It also keeps paho's resume from sending a publish twice. paho v1.5.1
+// marks a new connection up (Publish then sends at once) and runs OnConnect
+// before its resume lists the store, and the resume resends whatever it
+// finds, including what was just sent: CI saw an "online" resent after
+// Close's "offline" (a stopped tower left online; about 1 run in 500 of
+// TestRetainedStatusAndLastWill/mosquitto under load), and a result resent
+// after a newer one would leave the older one retained. So the store tells
+// a publish stored while the connection was not up (the resume's to send)
+// from one put while it was (sent at once; Get hides it from the resume),
+// and publishing waits until the resume's publishes are acknowledged, so
+// nothing new overtakes them.
 type trackStore struct {
 	inner *paho.OrderedMemoryStore
 	onAck func(n uint64)
+	open  func() bool // paho's connection is up (set once the client exists)
 
 	mu      sync.Mutex
 	expect  uint64            // entry of the publish being stored next
 	bound   map[string]uint64 // stored key ("o.<packet id>") → entry
-	live    bool              // OnConnect has run on the current connection
-	keys    map[string]bool   // stored keys; true when put while live
-	stale   int               // stored keys put while not live (the resume sends them)
-	changed chan struct{}     // closed when stale or live may have changed
+	sent    map[string]bool   // outgoing publishes stored; true when put while up
+	stale   int               // of those, put while not up: the resume sends them
+	giveUp  time.Time         // when waitResumed stops waiting on this connection
+	changed chan struct{}     // closed when stale may have fallen or a connection opened
+	onWait  func()            // for tests: waitResumed is about to block
 }
 
 var _ paho.Store = (*trackStore)(nil)
 
 func newTrackStore(onAck func(uint64)) *trackStore {
 	return &trackStore{inner: paho.NewOrderedMemoryStore(), onAck: onAck, bound: map[string]uint64{},
-		keys: map[string]bool{}, changed: make(chan struct{})}
+		sent: map[string]bool{}, changed: make(chan struct{})}
 }
 
 func (s *trackStore) Open() { s.inner.Open() }
 
+// isUp reports paho's connection state; it is read outside s.mu.
+func (s *trackStore) isUp() bool { return s.open != nil && s.open() }
+
+// outgoingPublish reports whether key holds a publish of ours: paho also
+// stores incoming QoS 1 publishes ("i.") until they are acknowledged.
+func outgoingPublish(key string, m packets.ControlPacket) bool {
+	_, ok := m.(*packets.PublishPacket)
+	return ok && strings.HasPrefix(key, "o.")
+}
+
 func (s *trackStore) Put(key string, m packets.ControlPacket) {
+	up := s.isUp()
 	s.mu.Lock()
-	if _, ok := m.(*packets.PublishPacket); ok && s.expect != 0 && strings.HasPrefix(key, "o.") {
-		s.bound[key] = s.expect
-		s.expect = 0
-	}
-	if live, ok := s.keys[key]; ok && !live {
-		s.stale--
-	}
-	s.keys[key] = s.live
-	if !s.live {
-		s.stale++
+	if outgoingPublish(key, m) {
+		if s.expect != 0 {
+			s.bound[key] = s.expect
+			s.expect = 0
+		}
+		if wasUp, ok := s.sent[key]; ok && !wasUp {
+			s.stale--
+		}
+		s.sent[key] = up
+		if !up {
+			s.stale++
+		}
 	}
 	s.mu.Unlock()
 	// A copy: paho writes the packet it sends (its length, on every send)
@@ -74,44 +88,30 @@ func (s *trackStore) Put(key string, m packets.ControlPacket) {
 
 // Get returns a copy of a stored PUBLISH: paho v1.5.1 sets the DUP flag on
 // what the store returns while resuming a session and writes it out. A
-// packet put after OnConnect on this connection is hidden: it went out
-// already, and only the resume (and, before any connection, paho's
-// reservation of stored packet ids) asks for packets.
+// publish put while this connection was up is hidden: it went out already,
+// and only the resume (and, before any connection, paho's reservation of
+// stored packet ids, when nothing was put while up) asks for packets. (A
+// publish put in the instant paho marks the connection up may still be
+// counted as not up, and go out twice, as QoS 1 allows.)
 func (s *trackStore) Get(key string) packets.ControlPacket {
 	s.mu.Lock()
-	live := s.keys[key]
+	hidden := s.sent[key]
 	s.mu.Unlock()
-	if live {
+	if hidden {
 		return nil
 	}
 	return copyPublish(s.inner.Get(key))
 }
 
-// dialed marks a new connection: everything stored is the resume's to send
-// on it, until OnConnect calls connected.
+// dialed marks a new connection, before its CONNECT: every publish stored
+// is now the resume's to send on it.
 func (s *trackStore) dialed() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k := range s.keys {
-		s.keys[k] = false
+	for k := range s.sent {
+		s.sent[k] = false
 	}
-	s.stale, s.live = len(s.keys), false
-	s.notify()
-}
-
-// connected marks the current connection up (paho's OnConnect).
-func (s *trackStore) connected() {
-	s.mu.Lock()
-	s.live = true
-	s.mu.Unlock()
-}
-
-// lost marks the connection down: what is published now waits for the
-// next resume.
-func (s *trackStore) lost() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.live = false
+	s.stale, s.giveUp = len(s.sent), time.Time{}
 	s.notify()
 }
 
@@ -121,30 +121,40 @@ func (s *trackStore) notify() {
 	s.changed = make(chan struct{})
 }
 
-// waitResumed returns once the connection is up and the packets its resume
-// sends are acknowledged, or at once when it is not up (what is published
-// then is stored and resumed in order). It gives up after limit, or when
-// stop is closed, and reports whether it was not cut short.
+// waitResumed returns once the publishes the resume sends on the current
+// connection are acknowledged, at once when the connection is not up (a
+// publish made then is stored and resumed in order). It waits at most
+// limit in all on one connection (a broker that does not acknowledge is
+// not waited for again), and stops when stop is closed. It reports whether
+// the resumed publishes were acknowledged.
 func (s *trackStore) waitResumed(stop <-chan struct{}, limit time.Duration) bool {
-	var deadline <-chan time.Time
 	for {
+		up := s.isUp()
 		s.mu.Lock()
-		done, ch := !s.live || s.stale == 0, s.changed
-		s.mu.Unlock()
-		if done {
+		if !up || s.stale == 0 {
+			s.mu.Unlock()
 			return true
 		}
-		if deadline == nil {
-			t := time.NewTimer(limit)
-			defer t.Stop()
-			deadline = t.C
+		now := time.Now()
+		if s.giveUp.IsZero() {
+			s.giveUp = now.Add(limit)
 		}
+		left, ch, onWait := s.giveUp.Sub(now), s.changed, s.onWait
+		s.mu.Unlock()
+		if left <= 0 {
+			return false
+		}
+		if onWait != nil {
+			onWait()
+		}
+		t := time.NewTimer(left)
 		select {
 		case <-ch:
+			t.Stop()
 		case <-stop:
+			t.Stop()
 			return false
-		case <-deadline:
-			return false
+		case <-t.C:
 		}
 	}
 }
@@ -167,12 +177,12 @@ func (s *trackStore) Del(key string) {
 	s.mu.Lock()
 	n, ok := s.bound[key]
 	delete(s.bound, key)
-	if live, stored := s.keys[key]; stored {
-		if !live {
+	if up, stored := s.sent[key]; stored {
+		if !up {
 			s.stale--
 			s.notify()
 		}
-		delete(s.keys, key)
+		delete(s.sent, key)
 	}
 	s.mu.Unlock()
 	if ok {
@@ -184,7 +194,7 @@ func (s *trackStore) Reset() {
 	s.inner.Reset()
 	s.mu.Lock()
 	clear(s.bound)
-	clear(s.keys)
+	clear(s.sent)
 	s.stale = 0
 	s.notify()
 	s.mu.Unlock()
@@ -384,9 +394,16 @@ func (p *publisher) discoveryNow() {
 // publish is the only place paho's Publish is called. With n != 0 the
 // packet carries outbox entry n.
 func (p *publisher) publish(topic string, qos byte, retain bool, payload []byte, n uint64) paho.Token {
+	return p.publishUntil(p.c.dispStop, topic, qos, retain, payload, n)
+}
+
+// publishUntil is publish, waiting for the resumed publishes (see
+// afterResume) no longer than until stop is closed: the loop's publishes
+// stop waiting once Close begins, and Close's own when its context ends.
+func (p *publisher) publishUntil(stop <-chan struct{}, topic string, qos byte, retain bool, payload []byte, n uint64) paho.Token {
 	p.pubMu.Lock()
 	defer p.pubMu.Unlock()
-	p.afterResume()
+	p.afterResume(stop)
 	if n != 0 {
 		p.c.track.setExpect(n)
 		defer p.c.track.setExpect(0)
@@ -483,7 +500,7 @@ func (p *publisher) round() bool {
 func (p *publisher) sayOnline() {
 	p.pubMu.Lock()
 	defer p.pubMu.Unlock()
-	p.afterResume()
+	p.afterResume(p.c.dispStop)
 	if !p.closing() {
 		p.c.pc.Publish(p.c.t.status, 1, true, []byte("online"))
 	}
@@ -491,10 +508,10 @@ func (p *publisher) sayOnline() {
 
 // afterResume waits until what paho resumes on a new connection is
 // acknowledged, so nothing published now overtakes it (see trackStore).
-// A broker that does not acknowledge within the write timeout is not
-// waited for longer (pubMu held).
-func (p *publisher) afterResume() {
-	if !p.c.track.waitResumed(p.c.done, p.c.cfg.WriteTimeout) {
+// A connection's resumed publishes are waited for at most the write
+// timeout in all (pubMu held).
+func (p *publisher) afterResume(stop <-chan struct{}) {
+	if !p.c.track.waitResumed(stop, p.c.cfg.WriteTimeout) {
 		p.c.log.Debug("mqtt: publishing before the resumed session's messages are acknowledged")
 	}
 }

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,85 +16,109 @@ func publishPacket(id uint16) *packets.PublishPacket {
 }
 
 // TestResumeSendsOnlyWhatWasNotSent follows paho v1.5.1's order on a
-// connection: dial, OnConnect (the publisher starts publishing), then the
-// resume lists the store and gets each packet. What was stored before
-// OnConnect is the resume's to send; what was put after it went out
-// already and must not be sent again (an "online" resent after "offline").
+// connection: dial, the connection marked up (Publish sends at once from
+// then on), then the resume lists the store and gets each packet. What was
+// stored while the connection was not up is the resume's to send; what was
+// put while it was went out already and must not be sent again (an
+// "online" resent after "offline").
 func TestResumeSendsOnlyWhatWasNotSent(t *testing.T) {
+	var up atomic.Bool
 	var acked []uint64
 	s := newTrackStore(func(n uint64) { acked = append(acked, n) })
+	s.open = up.Load
 	s.Open()
 	closed := make(chan struct{})
 	close(closed)
+	// waits reports whether waitResumed would block now.
+	waits := func() bool { return !s.waitResumed(closed, time.Minute) }
 
 	// Published while no connection is up: stored, to be resumed.
 	s.setExpect(7)
 	s.Put("o.1", publishPacket(1))
-	if !s.waitResumed(closed, time.Minute) {
-		t.Fatal("waitResumed waited with no connection up")
+	if waits() {
+		t.Fatal("waitResumed waits with no connection up")
 	}
-
 	s.dialed()
-	s.connected()
-	s.Put("o.2", publishPacket(2)) // the round's "online", sent at once
-	if got := s.All(); !slices.Equal(got, []string{"o.1", "o.2"}) {
+	s.Put("o.2", publishPacket(2)) // between dial and CONNACK: stored only
+	s.Put("i.9", publishPacket(9)) // a request the broker redelivers
+	up.Store(true)
+	s.Put("o.3", publishPacket(3)) // sent at once
+	if got := s.All(); !slices.Equal(got, []string{"o.1", "o.2", "i.9", "o.3"}) {
 		t.Fatalf("All = %q", got)
 	}
-	if s.Get("o.1") == nil {
-		t.Fatal("Get hides a packet stored before the connection came up: it would never be sent")
+	for _, k := range []string{"o.1", "o.2", "i.9"} {
+		if s.Get(k) == nil {
+			t.Fatalf("Get hides %s, stored while the connection was not up: it would never be sent", k)
+		}
 	}
-	if s.Get("o.2") != nil {
-		t.Fatal("Get gives the resume a packet already sent on this connection: it goes out twice")
+	if s.Get("o.3") != nil {
+		t.Fatal("Get gives the resume a publish already sent on this connection: it goes out twice")
 	}
-	if s.waitResumed(closed, time.Minute) {
-		t.Fatal("waitResumed did not wait for the resumed packet's acknowledgement")
+	if !waits() {
+		t.Fatal("waitResumed does not wait for the resumed publishes' acknowledgements")
 	}
 
-	// A waiter wakes when the resumed packet is acknowledged.
+	// A waiter wakes when the last resumed publish is acknowledged; an
+	// incoming publish (acknowledged by the roll loop, in its own time)
+	// is not waited for.
+	s.Del("o.2")
+	blocked := make(chan struct{}, 1)
+	s.onWait = func() { blocked <- struct{}{} }
 	res := make(chan bool, 1)
 	go func() { res <- s.waitResumed(make(chan struct{}), time.Minute) }()
+	<-blocked
 	s.Del("o.1")
 	select {
 	case ok := <-res:
 		if !ok {
-			t.Fatal("waitResumed gave up although the resumed packet was acknowledged")
+			t.Fatal("waitResumed gave up although the resumed publishes were acknowledged")
 		}
 	case <-time.After(30 * time.Second): // failure guard
 		t.Fatal("waitResumed did not wake on the acknowledgement")
 	}
+	s.onWait = nil
 	if !slices.Equal(acked, []uint64{7}) {
 		t.Fatalf("acknowledged entries %v, want [7]", acked)
 	}
 
-	// The connection drops before o.2's PUBACK: the next resume sends it.
-	s.lost()
-	if !s.waitResumed(closed, time.Minute) {
-		t.Fatal("waitResumed waited with the connection down")
+	// The connection drops before o.3's PUBACK: the next resume sends it.
+	up.Store(false)
+	if waits() {
+		t.Fatal("waitResumed waits with the connection down")
 	}
 	s.dialed()
-	if s.Get("o.2") == nil {
-		t.Fatal("a packet unacknowledged when the connection dropped is not resumed")
+	up.Store(true)
+	if s.Get("o.3") == nil {
+		t.Fatal("a publish unacknowledged when the connection dropped is not resumed")
 	}
-	s.connected()
-	if s.waitResumed(closed, time.Minute) {
-		t.Fatal("waitResumed did not wait for the packet resumed on the new connection")
-	}
-	// A limit ends the wait when the broker never acknowledges.
+	// A broker that does not acknowledge is waited for at most the limit
+	// in all on one connection (the first wait sets it).
 	if s.waitResumed(make(chan struct{}), time.Millisecond) {
 		t.Fatal("waitResumed reported success at its limit")
 	}
-	s.Del("o.2")
-	if !s.waitResumed(closed, time.Minute) {
+	if s.waitResumed(make(chan struct{}), time.Hour) {
+		t.Fatal("waitResumed reported success past its connection's limit")
+	}
+	s.dialed() // a new connection waits again
+	if !waits() {
+		t.Fatal("a new connection does not wait for its resumed publishes")
+	}
+	s.Del("o.3")
+	if waits() {
 		t.Fatal("waitResumed waits with nothing left to resume")
 	}
 
-	// paho reuses a packet id once it is free; Reset forgets everything.
-	s.lost()
-	s.Put("o.1", publishPacket(1))
-	s.dialed()
-	s.connected()
+	// paho reuses a packet id once it is free: put again while down, the
+	// publish is the resume's; Reset forgets everything.
+	s.Put("o.3", publishPacket(3))
+	up.Store(false)
+	s.Put("o.3", publishPacket(3))
+	up.Store(true)
+	if s.Get("o.3") == nil || !waits() {
+		t.Fatal("a publish stored again while the connection was down is not resumed")
+	}
 	s.Reset()
-	if !s.waitResumed(closed, time.Minute) || len(s.All()) != 0 {
-		t.Fatal("Reset left packets to resume")
+	if waits() || len(s.All()) != 0 {
+		t.Fatal("Reset left publishes to resume")
 	}
 }
