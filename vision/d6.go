@@ -277,11 +277,15 @@ func markGlints(g *grayImg, chosen []face, ps []pip) {
 }
 
 // markGlare makes doubtful a chosen 2, 4 or 6 of dark pips whose middle
-// (no pip there) is brighter than the die and burnt out to white: glare
-// there may hide a 3's or 5's middle pip (a reviewer's rendered glare
-// patches: middles 0.12–0.41 of the pip contrast brighter, peaking at
-// 253–255; matteop65's real faces up to 0.26 brighter but never above
-// 190).
+// (no pip there) is burnt out to white and brighter than the die, or
+// holds a burnt-out spot clearly brighter than the rest of it: glare there
+// may hide a 3's or 5's middle pip (a reviewer's rendered glare patches:
+// middles 0.12–0.41 of the pip contrast brighter, peaking at 253–255;
+// matteop65's real faces up to 0.26 brighter but never above 190). On a
+// white die the middle can be no brighter than the die, and two 5s under
+// a glare patch were read as 4 (their middles' peaks 15 and 20 grey
+// levels above their mean; other faces that burnt out, in the glare set
+// and 200 scenes of dice of any colours, at most 7.4).
 func markGlare(g *grayImg, chosen []face, ps []pip) {
 	for i := range chosen {
 		f := &chosen[i]
@@ -301,7 +305,7 @@ func markGlare(g *grayImg, chosen []face, ps []pip) {
 				}
 			}
 		}
-		if n > 0 && peak >= glarePeak && sum/float64(n)-ring >= glareShare*(ring-core) {
+		if mean := sum / float64(max(n, 1)); n > 0 && peak >= glarePeak && (mean-ring >= glareShare*(ring-core) || peak-mean >= glareSpot) {
 			f.doubt = true
 		}
 	}
@@ -309,10 +313,12 @@ func markGlare(g *grayImg, chosen []face, ps []pip) {
 
 // glarePeak is the grey from which a face's middle is burnt out, and
 // glareShare how much brighter than the die (a share of the pips'
-// contrast) it must be to be glare.
+// contrast) it must be to be glare, or glareSpot how much brighter than
+// the middle's mean (grey levels) its burnt-out peak.
 const (
 	glarePeak  = 250
 	glareShare = 0.1
+	glareSpot  = 10
 )
 
 // markThirdPips makes doubtful a chosen 2 with a third pip like its own

@@ -862,27 +862,35 @@ func TestMarkGlints(t *testing.T) {
 }
 
 // TestMarkGlare: a 2, 4 or 6 of dark pips whose middle is burnt out to
-// white and brighter than the die may hide a 3's or 5's middle pip under
-// glare: doubtful. A plain middle, a die overexposed all over (its body as
-// white as its middle) and a 3 (its middle is a pip) are left alone.
+// white and brighter than the die, or holds a burnt-out spot clearly
+// brighter than the rest of it (glare on a white die, whose middle can be
+// no brighter than the die), may hide a 3's or 5's middle pip under glare:
+// doubtful. A plain middle, a die overexposed all over (its body as white
+// as its middle), a white die's middle with a pixel at 250, and a 3 (its
+// middle is a pip) are left alone.
 func TestMarkGlare(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		n          int
-		body, glow uint8
-		doubt      bool
+		name             string
+		n                int
+		body, glow, spot uint8
+		doubt            bool
 	}{
-		{"a 4 with glare", 4, 190, 255, true},
-		{"a 2 with glare", 2, 190, 255, true},
-		{"a plain 4", 4, 190, 190, false},
-		{"an overexposed white 4", 4, 253, 255, false},
-		{"a 3", 3, 190, 255, false},
+		{"a 4 with glare", 4, 190, 255, 0, true},
+		{"a 2 with glare", 2, 190, 255, 0, true},
+		{"a plain 4", 4, 190, 190, 0, false},
+		{"an overexposed white 4", 4, 253, 255, 0, false},
+		{"a white 4 under a patch with a burnt-out spot", 4, 245, 235, 255, true},
+		{"a white 4 with a pixel at 250", 4, 245, 245, 250, false},
+		{"a 3", 3, 190, 255, 0, false},
 	} {
 		img := image.NewRGBA(image.Rect(0, 0, 320, 240))
 		for y := range 240 {
 			for x := range 320 {
 				v := tc.body
-				if math.Hypot(float64(x)-160, float64(y)-120) <= 8 {
+				switch d := math.Hypot(float64(x)-160, float64(y)-120); {
+				case tc.spot != 0 && d <= 2:
+					v = tc.spot
+				case d <= 8:
 					v = tc.glow
 				}
 				img.SetRGBA(x, y, color.RGBA{v, v, v, 255})
