@@ -39,6 +39,7 @@ type trackStore struct {
 	expect  uint64            // entry of the publish being stored next
 	bound   map[string]uint64 // stored key ("o.<packet id>") → entry
 	sent    map[string]bool   // outgoing publishes stored; true when put while up
+	gen     uint64            // connections dialed
 	stale   int               // of those, put while not up: the resume sends them
 	giveUp  time.Time         // when waitResumed stops waiting on this connection
 	changed chan struct{}     // closed when stale may have fallen or a connection opened
@@ -65,8 +66,14 @@ func outgoingPublish(key string, m packets.ControlPacket) bool {
 }
 
 func (s *trackStore) Put(key string, m packets.ControlPacket) {
+	s.mu.Lock()
+	gen := s.gen
+	s.mu.Unlock()
 	up := s.isUp()
 	s.mu.Lock()
+	// Up on a connection that has since been replaced: the new one's
+	// resume must send it.
+	up = up && s.gen == gen
 	if outgoingPublish(key, m) {
 		if s.expect != 0 {
 			s.bound[key] = s.expect
@@ -112,6 +119,7 @@ func (s *trackStore) dialed() {
 		s.sent[k] = false
 	}
 	s.stale, s.giveUp = len(s.sent), time.Time{}
+	s.gen++
 	s.notify()
 }
 

@@ -121,4 +121,13 @@ func TestResumeSendsOnlyWhatWasNotSent(t *testing.T) {
 	if waits() || len(s.All()) != 0 {
 		t.Fatal("Reset left publishes to resume")
 	}
+
+	// A publish whose Put saw the connection up just as a new one was
+	// dialed is the new connection's resume's to send.
+	s.open = func() bool { s.dialed(); return true }
+	s.Put("o.4", publishPacket(4))
+	s.open = up.Load
+	if s.Get("o.4") == nil {
+		t.Fatal("a publish put across a reconnect is hidden from the new connection's resume")
+	}
 }
