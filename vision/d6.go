@@ -1179,6 +1179,20 @@ func (f *face) halfPx() float64 {
 
 // sameDie tells whether faces f and h are two faces of one die.
 func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
+	// A die shows one 1: two lone pips alike in size and contrast, their
+	// faces (guessed from the pips) clear of each other, are two dice,
+	// whatever lies between them (matteop65's dice_20 blurred: the
+	// front die of a pile of 1s was taken for a side of the die beside
+	// it, and its own side 2 was answered in its place). A smaller and
+	// fainter one may be a side's pip (see upOfPips): in dice_46 blurred by
+	// motion, a side 3's corner pip.
+	if f.n == 1 && h.n == 1 && math.Hypot(f.cx-h.cx, f.cy-h.cy) >= f.halfPx()+h.halfPx() {
+		cf, gf, rf := pipMeans(ps, f)
+		ch, gh, rh := pipMeans(ps, h)
+		if min(rf, rh) >= sideR*max(rf, rh) && min(gf-cf, gh-ch) >= sideContrast*max(gf-cf, gh-ch) {
+			return false
+		}
+	}
 	light := ps[f.pips[0]].light
 	if light != ps[h.pips[0]].light {
 		return false

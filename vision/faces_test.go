@@ -82,13 +82,48 @@ func TestSameDieSeesAThinGap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps := []pip{{x: 30, y: 30, r: 3, ring: 200, core: 40}, {x: 70, y: 30, r: 3, ring: 200, core: 40}}
+		// A 1 and a 2 (two 1s are never of one die: TestSameDieTwoOnes).
+		ps := []pip{{x: 30, y: 30, r: 3, ring: 200, core: 40}, {x: 66, y: 26, r: 3, ring: 200, core: 40}, {x: 74, y: 34, r: 3, ring: 200, core: 40}}
 		f := face{n: 1, pips: []int{0}, cx: 30, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
-		h := face{n: 1, pips: []int{1}, cx: 70, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+		h := face{n: 2, pips: []int{1, 2}, cx: 70, cy: 30, A: m2{4, 0, 0, 4}, half: oneHalf * 1.5}
 		got := sameDie(g, g, ps, &f, &h)
 		g.close()
 		if want := gapX < 0; got != want {
 			t.Errorf("dark line at x=%d: sameDie = %v, want %v", gapX, got, want)
+		}
+	}
+}
+
+// TestSameDieTwoOnes: a die shows one 1, so two lone pips alike, their
+// faces clear of each other, are never faces of one die, however
+// die-bright between them (matteop65's dice_20 blurred: a pile's front die
+// taken for a side of the die beside it). Closer, they may be a blurred
+// 2's pips; a smaller, fainter one may be a side's pip.
+func TestSameDieTwoOnes(t *testing.T) {
+	img := image.NewGray(image.Rect(0, 0, 160, 60))
+	for i := range img.Pix {
+		img.Pix[i] = 200
+	}
+	g, err := newGray(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	half := oneHalf * 6 // px, for A below
+	for _, tc := range []struct {
+		name       string
+		dx, r, con float64
+		same       bool
+	}{
+		{"alike, faces clear", 2*half + 4, 3, 160, false},
+		{"alike, faces overlapping", 1.5 * half, 3, 160, true},
+		{"smaller and fainter, faces clear", 2*half + 4, 2.2, 100, true},
+	} {
+		ps := []pip{{x: 20, y: 30, r: 3, ring: 200, core: 40}, {x: 20 + tc.dx, y: 30, r: tc.r, ring: 200, core: 200 - tc.con}}
+		f := face{n: 1, pips: []int{0}, cx: 20, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+		h := face{n: 1, pips: []int{1}, cx: 20 + tc.dx, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+		if a, b := sameDie(g, g, ps, &f, &h), sameDie(g, g, ps, &h, &f); a != tc.same || b != tc.same {
+			t.Errorf("%s: sameDie %v, %v; want %v", tc.name, a, b, tc.same)
 		}
 	}
 }
@@ -246,9 +281,9 @@ func TestSameDieEitherWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.close()
-	ps := []pip{{x: 30, y: 30, r: 3, ring: 200, core: 40}, {x: 70, y: 30, r: 3, ring: 140, core: 30}}
+	ps := []pip{{x: 30, y: 30, r: 3, ring: 200, core: 40}, {x: 66, y: 26, r: 3, ring: 140, core: 30}, {x: 74, y: 34, r: 3, ring: 140, core: 30}}
 	f := face{n: 1, pips: []int{0}, cx: 30, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
-	h := face{n: 1, pips: []int{1}, cx: 70, cy: 30, A: m2{6, 0, 0, 6}, half: oneHalf}
+	h := face{n: 2, pips: []int{1, 2}, cx: 70, cy: 30, A: m2{4, 0, 0, 4}, half: oneHalf * 1.5}
 	if a, b := sameDie(g, g, ps, &f, &h), sameDie(g, g, ps, &h, &f); !a || !b {
 		t.Errorf("sameDie top-side %v, side-top %v; want both true", a, b)
 	}
