@@ -126,6 +126,7 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 		ackSignal: make(chan struct{}, 1),
 	}
 	c.track = newTrackStore(c.onPuback)
+	c.track.connectLimit = cfg.ConnectTimeout
 	c.dial.opened = c.track.dialed
 	c.pub = newPublisher(c)
 
@@ -172,7 +173,10 @@ func Connect(ctx context.Context, cfg Config, stateDir string, log *slog.Logger)
 		SetWill(c.t.status, "offline", 1, true).
 		SetStore(c.track).
 		SetCustomOpenConnectionFn(c.dial.open).
-		SetOnConnectHandler(func(paho.Client) { c.pub.connected(c.dial.sessionPresent()) }).
+		SetOnConnectHandler(func(paho.Client) {
+			c.track.connected()
+			c.pub.connected(c.dial.sessionPresent())
+		}).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
 			log.Warn("mqtt: connection lost; reconnecting", "broker", cfg.Broker, "err", err)
 		}).

@@ -35,15 +35,19 @@ type trackStore struct {
 	onAck func(n uint64)
 	open  func() bool // paho's connection is up (set once the client exists)
 
-	mu      sync.Mutex
-	expect  uint64            // entry of the publish being stored next
-	bound   map[string]uint64 // stored key ("o.<packet id>") → entry
-	sent    map[string]bool   // outgoing publishes stored; true when put while up
-	gen     uint64            // connections dialed
-	stale   int               // of those, put while not up: the resume sends them
-	giveUp  time.Time         // when waitResumed stops waiting on this connection
-	changed chan struct{}     // closed when stale may have fallen or a connection opened
-	onWait  func()            // for tests: waitResumed is about to block
+	mu     sync.Mutex
+	expect uint64            // entry of the publish being stored next
+	bound  map[string]uint64 // stored key ("o.<packet id>") → entry
+	sent   map[string]bool   // outgoing publishes stored; true when put while up
+	gen    uint64            // connections dialed
+	stale  int               // of those, put while not up: the resume sends them
+	giveUp time.Time         // when waitResumed stops waiting on this connection
+	// A connection dialed is awaited until it is up, or at most until
+	// connecting (connectLimit after the dial).
+	connecting   time.Time
+	connectLimit time.Duration
+	changed      chan struct{} // closed when stale may have fallen or a connection opened
+	onWait       func()        // for tests: waitResumed is about to block
 }
 
 var _ paho.Store = (*trackStore)(nil)
@@ -71,8 +75,8 @@ func (s *trackStore) Put(key string, m packets.ControlPacket) {
 	s.mu.Unlock()
 	up := s.isUp()
 	s.mu.Lock()
-	// Up on a connection that has since been replaced: the new one's
-	// resume must send it.
+	// Up on a connection that has since been replaced: counted as not
+	// sent, so the new one's resume sends it (perhaps a second time).
 	up = up && s.gen == gen
 	if outgoingPublish(key, m) {
 		if s.expect != 0 {
@@ -97,9 +101,9 @@ func (s *trackStore) Put(key string, m packets.ControlPacket) {
 // what the store returns while resuming a session and writes it out. A
 // publish put while this connection was up is hidden: it went out already,
 // and only the resume (and, before any connection, paho's reservation of
-// stored packet ids, when nothing was put while up) asks for packets. (A
-// publish put in the instant paho marks the connection up may still be
-// counted as not up, and go out twice, as QoS 1 allows.)
+// stored packet ids, when nothing was put while up) asks for packets.
+// (waitResumed holds publishing while a dialed connection comes up, so no
+// publish is counted as not sent while paho sends it at once.)
 func (s *trackStore) Get(key string) packets.ControlPacket {
 	s.mu.Lock()
 	hidden := s.sent[key]
@@ -119,7 +123,17 @@ func (s *trackStore) dialed() {
 		s.sent[k] = false
 	}
 	s.stale, s.giveUp = len(s.sent), time.Time{}
+	s.connecting = time.Now().Add(s.connectLimit)
 	s.gen++
+	s.notify()
+}
+
+// connected marks the current connection up (paho's OnConnect, which runs
+// just after paho does so).
+func (s *trackStore) connected() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connecting = time.Time{}
 	s.notify()
 }
 
@@ -130,24 +144,33 @@ func (s *trackStore) notify() {
 }
 
 // waitResumed returns once the publishes the resume sends on the current
-// connection are acknowledged, at once when the connection is not up (a
-// publish made then is stored and resumed in order). It waits at most
-// limit in all on one connection (a broker that does not acknowledge is
-// not waited for again), and stops when stop is closed. It reports whether
-// the resumed publishes were acknowledged.
+// connection are acknowledged, at once when no connection is up or coming
+// up (a publish made then is stored and resumed in order). While a dialed
+// connection is not up yet it waits for it (at most connectLimit after
+// the dial): a publish stored just as paho marks it up would be counted
+// as not sent, sent at once, and sent again by the resume. It waits for
+// the acknowledgements at most limit in all on one connection (a broker
+// that does not acknowledge is not waited for again), and stops when stop
+// is closed. It reports whether the resumed publishes were acknowledged.
 func (s *trackStore) waitResumed(stop <-chan struct{}, limit time.Duration) bool {
 	for {
 		up := s.isUp()
 		s.mu.Lock()
-		if !up || s.stale == 0 {
+		now := time.Now()
+		var until time.Time
+		switch {
+		case !up && now.Before(s.connecting):
+			until = s.connecting
+		case !up || s.stale == 0:
 			s.mu.Unlock()
 			return true
+		default:
+			if s.giveUp.IsZero() {
+				s.giveUp = now.Add(limit)
+			}
+			until = s.giveUp
 		}
-		now := time.Now()
-		if s.giveUp.IsZero() {
-			s.giveUp = now.Add(limit)
-		}
-		left, ch, onWait := s.giveUp.Sub(now), s.changed, s.onWait
+		left, ch, onWait := until.Sub(now), s.changed, s.onWait
 		s.mu.Unlock()
 		if left <= 0 {
 			return false

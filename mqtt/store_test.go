@@ -122,6 +122,40 @@ func TestResumeSendsOnlyWhatWasNotSent(t *testing.T) {
 		t.Fatal("Reset left publishes to resume")
 	}
 
+	// While a dialed connection is not up yet, publishing waits for it: a
+	// publish stored just as paho marks it up would be counted as not
+	// sent, go out at once, and again from the resume.
+	var up2 atomic.Bool
+	c := newTrackStore(func(uint64) {})
+	c.open, c.connectLimit = up2.Load, time.Hour
+	c.dialed()
+	if c.waitResumed(closed, time.Minute) {
+		t.Fatal("waitResumed does not wait for a dialed connection to come up")
+	}
+	blocked = make(chan struct{}, 1)
+	c.onWait = func() { blocked <- struct{}{} }
+	res = make(chan bool, 1)
+	go func() { res <- c.waitResumed(make(chan struct{}), time.Minute) }()
+	<-blocked
+	up2.Store(true)
+	c.connected() // paho's OnConnect
+	select {
+	case ok := <-res:
+		if !ok {
+			t.Fatal("waitResumed gave up on a connection that came up")
+		}
+	case <-time.After(30 * time.Second): // failure guard
+		t.Fatal("waitResumed did not wake when the connection came up")
+	}
+	c.onWait = nil
+	// One that never comes up is waited for at most connectLimit.
+	up2.Store(false)
+	c.connectLimit = time.Millisecond
+	c.dialed()
+	if !c.waitResumed(make(chan struct{}), time.Hour) {
+		t.Fatal("waitResumed did not go on after the connect limit")
+	}
+
 	// A publish whose Put saw the connection up just as a new one was
 	// dialed is the new connection's resume's to send.
 	s.open = func() bool { s.dialed(); return true }
