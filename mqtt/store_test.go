@@ -62,21 +62,7 @@ func TestResumeSendsOnlyWhatWasNotSent(t *testing.T) {
 	// incoming publish (acknowledged by the roll loop, in its own time)
 	// is not waited for.
 	s.Del("o.2")
-	blocked := make(chan struct{}, 1)
-	s.onWait = func() { blocked <- struct{}{} }
-	res := make(chan bool, 1)
-	go func() { res <- s.waitResumed(make(chan struct{}), time.Minute) }()
-	<-blocked
-	s.Del("o.1")
-	select {
-	case ok := <-res:
-		if !ok {
-			t.Fatal("waitResumed gave up although the resumed publishes were acknowledged")
-		}
-	case <-time.After(30 * time.Second): // failure guard
-		t.Fatal("waitResumed did not wake on the acknowledgement")
-	}
-	s.onWait = nil
+	wakes(t, s, func() { s.Del("o.1") }, "on the acknowledgement")
 	if !slices.Equal(acked, []uint64{7}) {
 		t.Fatalf("acknowledged entries %v, want [7]", acked)
 	}
@@ -132,22 +118,10 @@ func TestResumeSendsOnlyWhatWasNotSent(t *testing.T) {
 	if c.waitResumed(closed, time.Minute) {
 		t.Fatal("waitResumed does not wait for a dialed connection to come up")
 	}
-	blocked = make(chan struct{}, 1)
-	c.onWait = func() { blocked <- struct{}{} }
-	res = make(chan bool, 1)
-	go func() { res <- c.waitResumed(make(chan struct{}), time.Minute) }()
-	<-blocked
-	up2.Store(true)
-	c.connected() // paho's OnConnect
-	select {
-	case ok := <-res:
-		if !ok {
-			t.Fatal("waitResumed gave up on a connection that came up")
-		}
-	case <-time.After(30 * time.Second): // failure guard
-		t.Fatal("waitResumed did not wake when the connection came up")
-	}
-	c.onWait = nil
+	wakes(t, c, func() {
+		up2.Store(true)
+		c.connected() // paho's OnConnect
+	}, "when the connection came up")
 	// One that never comes up is waited for at most connectLimit.
 	up2.Store(false)
 	c.connectLimit = time.Millisecond
@@ -163,5 +137,26 @@ func TestResumeSendsOnlyWhatWasNotSent(t *testing.T) {
 	s.open = up.Load
 	if s.Get("o.4") == nil {
 		t.Fatal("a publish put across a reconnect is hidden from the new connection's resume")
+	}
+}
+
+// wakes checks that a waitResumed blocked on s returns true once event
+// has happened.
+func wakes(t *testing.T, s *trackStore, event func(), what string) {
+	t.Helper()
+	blocked := make(chan struct{}, 1)
+	s.onWait = func() { blocked <- struct{}{} }
+	defer func() { s.onWait = nil }()
+	res := make(chan bool, 1)
+	go func() { res <- s.waitResumed(make(chan struct{}), time.Minute) }()
+	<-blocked
+	event()
+	select {
+	case ok := <-res:
+		if !ok {
+			t.Fatalf("waitResumed gave up instead of waking %s", what)
+		}
+	case <-time.After(30 * time.Second): // failure guard
+		t.Fatalf("waitResumed did not wake %s", what)
 	}
 }
