@@ -38,15 +38,14 @@ type trackStore struct {
 	mu     sync.Mutex
 	expect uint64            // entry of the publish being stored next
 	bound  map[string]uint64 // stored key ("o.<packet id>") → entry
-	sent   map[string]bool   // outgoing publishes stored; true when put while up
+	sent   map[string]bool   // outgoing publishes stored; false: the resume sends it
 	gen    uint64            // connections dialed
-	stale  int               // of those, put while not up: the resume sends them
 	giveUp time.Time         // when waitResumed stops waiting on this connection
 	// A connection dialed is awaited until it is up, or at most until
 	// connecting (connectLimit after the dial).
 	connecting   time.Time
 	connectLimit time.Duration
-	changed      chan struct{} // closed when stale may have fallen or a connection opened
+	changed      chan struct{} // closed when a resumed publish is acknowledged or a connection opens
 	onWait       func()        // for tests: waitResumed is about to block
 }
 
@@ -83,13 +82,7 @@ func (s *trackStore) Put(key string, m packets.ControlPacket) {
 			s.bound[key] = s.expect
 			s.expect = 0
 		}
-		if wasUp, ok := s.sent[key]; ok && !wasUp {
-			s.stale--
-		}
 		s.sent[key] = up
-		if !up {
-			s.stale++
-		}
 	}
 	s.mu.Unlock()
 	// A copy: paho writes the packet it sends (its length, on every send)
@@ -122,7 +115,7 @@ func (s *trackStore) dialed() {
 	for k := range s.sent {
 		s.sent[k] = false
 	}
-	s.stale, s.giveUp = len(s.sent), time.Time{}
+	s.giveUp = time.Time{}
 	s.connecting = time.Now().Add(s.connectLimit)
 	s.gen++
 	s.notify()
@@ -135,6 +128,18 @@ func (s *trackStore) connected() {
 	defer s.mu.Unlock()
 	s.connecting = time.Time{}
 	s.notify()
+}
+
+// resuming reports whether a publish the resume sends is not acknowledged
+// yet (s.mu held). The stored publishes are few: those in flight, and
+// while the broker was away those kept for it.
+func (s *trackStore) resuming() bool {
+	for _, up := range s.sent {
+		if !up {
+			return true
+		}
+	}
+	return false
 }
 
 // notify wakes waitResumed (s.mu held).
@@ -161,7 +166,7 @@ func (s *trackStore) waitResumed(stop <-chan struct{}, limit time.Duration) bool
 		switch {
 		case !up && now.Before(s.connecting):
 			until = s.connecting
-		case !up || s.stale == 0:
+		case !up || !s.resuming():
 			s.mu.Unlock()
 			return true
 		default:
@@ -210,7 +215,6 @@ func (s *trackStore) Del(key string) {
 	delete(s.bound, key)
 	if up, stored := s.sent[key]; stored {
 		if !up {
-			s.stale--
 			s.notify()
 		}
 		delete(s.sent, key)
@@ -226,7 +230,6 @@ func (s *trackStore) Reset() {
 	s.mu.Lock()
 	clear(s.bound)
 	clear(s.sent)
-	s.stale = 0
 	s.notify()
 	s.mu.Unlock()
 }
