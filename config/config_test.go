@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/towerd/towerd/mqtt"
 	"github.com/towerd/towerd/rules"
 )
 
@@ -158,7 +159,7 @@ func TestBrokerSchemes(t *testing.T) {
 			t.Errorf("%s: broker %q", sc, c.MQTT.Broker)
 		}
 	}
-	if !tlsScheme("tls") || tlsScheme("tcp") {
+	if !mqtt.TLSScheme("tls") || mqtt.TLSScheme("tcp") {
 		t.Error("tls:// is TLS, tcp:// is not")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/towerd/towerd/mqtt"
 	"github.com/towerd/towerd/rules"
 )
 
@@ -299,10 +300,6 @@ func (v *validator) vision() {
 	}
 }
 
-var brokerSchemes = []string{"tcp", "ssl", "tls", "ws", "wss", "mqtt", "mqtts"}
-
-func tlsScheme(s string) bool { return s == "ssl" || s == "tls" || s == "wss" || s == "mqtts" }
-
 func (v *validator) mqtt() {
 	m := &v.c.MQTT
 	var scheme string
@@ -378,7 +375,7 @@ func (v *validator) mqtt() {
 		{"mqtt.key_file", m.KeyFile},
 		{"mqtt.server_name", m.ServerName},
 	} {
-		if s.val != "" && !tlsScheme(scheme) {
+		if s.val != "" && !mqtt.TLSScheme(scheme) {
 			v.bad(s.key, "is only used with a TLS broker (ssl://, mqtts:// or wss://)")
 		}
 	}
@@ -399,8 +396,8 @@ func (v *validator) brokerURL(s string) string {
 		v.bad("mqtt.broker", "want a URL like \"tcp://host:1883\" or \"mqtts://host:8883\", got %q", s)
 		return ""
 	}
-	if !slices.Contains(brokerSchemes, u.Scheme) {
-		v.bad("mqtt.broker", "scheme must be one of %s, got %q", strings.Join(brokerSchemes, ", "), u.Scheme)
+	if !slices.Contains(mqtt.BrokerSchemes, u.Scheme) {
+		v.bad("mqtt.broker", "scheme must be one of %s, got %q", strings.Join(mqtt.BrokerSchemes, ", "), u.Scheme)
 		return ""
 	}
 	switch {
@@ -409,7 +406,7 @@ func (v *validator) brokerURL(s string) string {
 	case u.Hostname() == "":
 		v.bad("mqtt.broker", "names no host: %q", s)
 	case u.Port() == "" && u.Scheme != "ws" && u.Scheme != "wss":
-		v.bad("mqtt.broker", "give the port, like %s://%s:%s", u.Scheme, u.Hostname(), map[bool]string{true: "8883", false: "1883"}[tlsScheme(u.Scheme)])
+		v.bad("mqtt.broker", "give the port, like %s://%s:%s", u.Scheme, u.Hostname(), map[bool]string{true: "8883", false: "1883"}[mqtt.TLSScheme(u.Scheme)])
 	case u.Port() != "":
 		if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
 			v.bad("mqtt.broker", "port must be 1 to 65535, got %q", u.Port())

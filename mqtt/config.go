@@ -260,13 +260,19 @@ func brokerURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-func isTLS(u *url.URL) bool {
-	switch u.Scheme {
+// BrokerSchemes are the broker URL schemes the client dials (brokerURL).
+var BrokerSchemes = []string{"tcp", "ssl", "tls", "ws", "wss", "mqtt", "mqtts"}
+
+// TLSScheme reports whether broker URL scheme s is a TLS one.
+func TLSScheme(s string) bool {
+	switch s {
 	case "ssl", "tls", "mqtts", "wss":
 		return true
 	}
 	return false
 }
+
+func isTLS(u *url.URL) bool { return TLSScheme(u.Scheme) }
 
 // clientPassword is the external broker's password from its one source.
 func (c Config) clientPassword() (string, error) {
