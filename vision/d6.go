@@ -1186,7 +1186,8 @@ func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
 	// it, and its own side 2 was answered in its place). A smaller and
 	// fainter one may be a side's pip (see upOfPips): in dice_46 blurred by
 	// motion, a side 3's corner pip.
-	if f.n == 1 && h.n == 1 && math.Hypot(f.cx-h.cx, f.cy-h.cy) >= f.halfPx()+h.halfPx() {
+	d := math.Hypot(f.cx-h.cx, f.cy-h.cy)
+	if f.n == 1 && h.n == 1 && d >= f.halfPx()+h.halfPx() {
 		cf, gf, rf := pipMeans(ps, f)
 		ch, gh, rh := pipMeans(ps, h)
 		if min(rf, rh) >= sideR*max(rf, rh) && min(gf-cf, gh-ch) >= sideContrast*max(gf-cf, gh-ch) {
@@ -1200,7 +1201,6 @@ func sameDie(g, inv *grayImg, ps []pip, f, h *face) bool {
 	if light {
 		g = inv
 	}
-	d := math.Hypot(f.cx-h.cx, f.cy-h.cy)
 	if d >= sameDieReach*(f.halfPx()+h.halfPx()) {
 		return false
 	}
