@@ -961,7 +961,7 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 	}
 	var out []pipDie
 	for i, f := range fs {
-		if side[i] || f.fore < upFore {
+		if side[i] || f.fore < upFore && !lowOne(fs, i, sides[i]) {
 			continue
 		}
 		d := pipDie{f: f, conf: confidence(f)}
@@ -989,6 +989,32 @@ func upFaces(g, inv *grayImg, ps []pip, fs []face) []pipDie {
 	markOrphans(out, ps)
 	return out
 }
+
+// lowOne reports whether face i, a lone pip seen flatter than minUpFore,
+// is still a die's top: a face of several pips of its die was found its
+// side (sides, see upOf), seen with it as a top and a side can be. A
+// camera lower than matteop65's sees every top that flat (matteop65
+// squashed to 0.65 of its height: 60 of its 1s were lost), and when the
+// dice all show 1 no top of several pips lowers upFaces' bar. Faces of
+// several pips seen that flat, and lone pips whose only sides are lone
+// pips, stay unread: in that copy they were a side 4, a side 6 and a
+// keyboard's legend.
+func lowOne(fs []face, i int, sides []int) bool {
+	f := &fs[i]
+	if f.n != 1 || f.fore < minLowOneFore {
+		return false
+	}
+	for _, j := range sides {
+		if fs[j].n >= 2 && topAndSide(f, &fs[j]) {
+			return true
+		}
+	}
+	return false
+}
+
+// minLowOneFore is the flattest a 1 may be seen and be read as a top by
+// lowOne: a camera tilted 70° from looking straight down.
+const minLowOneFore = 0.35
 
 // viewDown is the photo's direction toward the camera's foot, along which
 // a slanted camera sees a die's sides below its top: straight down the

@@ -740,6 +740,58 @@ func TestUpFacesEveryTopDrawnOut(t *testing.T) {
 	}
 }
 
+// TestUpFacesLowOne: a camera low over the tray sees every top flatter
+// than minUpFore, and of dice all showing 1 no other top says so; a 1 is
+// still the top when a side of several pips of its die lies below it.
+// A lone pip over lone pips (a keyboard's legends), a face of several pips
+// that flat, and a 1 flatter than a camera 70° from straight down sees
+// are not read.
+func TestUpFacesLowOne(t *testing.T) {
+	img := paintDice(160, 120, 60, []image.Rectangle{image.Rect(50, 10, 110, 110)}, nil, 0)
+	g, _ := findDrawn(t, img)
+	inv := g.inverted()
+	defer inv.close()
+	one := func(fore float64) face {
+		return face{n: 1, pips: []int{0}, cx: 80, cy: 40, A: m2{3, 0, 0, 3 * fore}, fore: fore, half: oneHalf, q: 1}
+	}
+	side := face{n: 2, pips: []int{1, 2}, cx: 80, cy: 75, A: m2{8, 0, 0, 8 * 0.35}, fore: 0.35, half: 2.5, q: 1}
+	lone := face{n: 1, pips: []int{3}, cx: 80, cy: 60, A: m2{2.5, 0, 0, 2.5 * 0.35}, fore: 0.35, half: oneHalf, q: 1}
+	two := face{n: 2, pips: []int{0, 4}, cx: 80, cy: 40, A: m2{8, 0, 0, 8 * 0.5}, fore: 0.5, half: 2.5, q: 1}
+	ps := []pip{
+		{x: 80, y: 40, r: 3, ring: 200, core: 20},
+		{x: 72, y: 74, r: 3, ring: 190, core: 30},
+		{x: 88, y: 76, r: 3, ring: 190, core: 30},
+		{x: 80, y: 60, r: 2.5, ring: 190, core: 120},
+		{x: 84, y: 42, r: 3, ring: 200, core: 20},
+	}
+	for _, tc := range []struct {
+		name string
+		fs   []face
+		want int // the face read, 0 for none
+	}{
+		{"a 1 seen at 0.5 over its side 2", []face{one(0.5), side}, 1},
+		{"a 1 seen at 0.4 over its side 2", []face{one(0.4), side}, 1},
+		{"a 1 seen at 0.3 over its side 2", []face{one(0.3), side}, 0},
+		{"a lone pip over a lone pip", []face{one(0.5), lone}, 0},
+		{"a 2 seen at 0.5 over its side 2", []face{two, side}, 0},
+		{"a 1 seen at 0.5 alone", []face{one(0.5)}, 0},
+	} {
+		var read []int
+		for _, d := range upFaces(g, inv, ps, tc.fs) {
+			if !d.null {
+				read = append(read, d.f.n)
+			}
+		}
+		var want []int
+		if tc.want != 0 {
+			want = []int{tc.want}
+		}
+		if !slices.Equal(read, want) {
+			t.Errorf("%s: read %v, want %v", tc.name, read, want)
+		}
+	}
+}
+
 // TestTopAndSide: a cube's top and side are never both seen near square
 // on (the squares of the cosines of the view's angles to its axes sum to
 // one at most).
