@@ -249,7 +249,7 @@ func brokerURL(s string) (*url.URL, error) {
 	case "wss":
 		port = "443"
 	default:
-		return nil, fmt.Errorf("mqtt: broker %q: scheme must be tcp, ssl, ws or wss", s)
+		return nil, fmt.Errorf("mqtt: broker %q: scheme must be one of %s", s, strings.Join(BrokerSchemes, ", "))
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("mqtt: broker %q: no host", s)

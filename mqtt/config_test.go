@@ -81,10 +81,23 @@ func TestBrokerURLDefaults(t *testing.T) {
 		"ws://h/mqtt":       "ws://h:80/mqtt",
 		"wss://h:9001/mqtt": "wss://h:9001/mqtt",
 		"tcp://[::1]":       "tcp://[::1]:1883",
+		"mqtt://h":          "mqtt://h:1883",
+		"mqtts://h":         "mqtts://h:8883",
+		"tls://h":           "tls://h:8883",
 	} {
 		u, err := brokerURL(in)
 		if err != nil || u.String() != want {
 			t.Errorf("brokerURL(%q) = %v %v, want %s", in, u, err, want)
+		}
+	}
+	// The error names every scheme the client dials, as config's does.
+	_, err := brokerURL("http://h:80")
+	if err == nil {
+		t.Fatal("brokerURL accepted http")
+	}
+	for _, s := range BrokerSchemes {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("brokerURL(http): %v; want it to name %s", err, s)
 		}
 	}
 }
