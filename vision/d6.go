@@ -52,34 +52,7 @@ func readPips(g *grayImg) (dice []pipDie, ps []pip, odd []pipDie) {
 			cut = append(cut, f)
 		}
 	}
-	// A face whose pips are all part of a larger valid face is a piece of
-	// that face (two neighbouring pips of a 4 make a 2): drop it.
-	valid = dropSubFaces(valid)
-	// Best first; a pip belongs to one face only.
-	sort.SliceStable(valid, func(i, j int) bool {
-		if valid[i].n != valid[j].n {
-			return valid[i].n > valid[j].n
-		}
-		return valid[i].q > valid[j].q
-	})
-	used := map[int]bool{}
-	var chosen []face
-	for _, f := range valid {
-		clash := false
-		for _, k := range f.pips {
-			if used[k] {
-				clash = true
-				break
-			}
-		}
-		if clash {
-			continue
-		}
-		for _, k := range f.pips {
-			used[k] = true
-		}
-		chosen = append(chosen, f)
-	}
+	chosen := chooseFaces(valid)
 	markOtherPairings(chosen, valid, ps)
 	markUnalikeTwos(chosen, ps)
 	markTwosInLine(chosen, ps)
@@ -1483,33 +1456,33 @@ func (f *face) box() image.Rectangle {
 	return image.Rect(int(math.Floor(minX)), int(math.Floor(minY)), int(math.Ceil(maxX)), int(math.Ceil(maxY)))
 }
 
-// dropSubFaces removes the faces whose pips all belong to another valid
-// face with more pips.
-func dropSubFaces(fs []face) []face {
-	out := fs[:0:0]
-	for i := range fs {
-		sub := false
-		for j := range fs {
-			if fs[j].n <= fs[i].n || fs[j].n < 4 || fs[i].q >= fs[j].q+clearQuality {
-				continue
-			}
-			all := true
-			for _, k := range fs[i].pips {
-				if !slices.Contains(fs[j].pips, k) {
-					all = false
-					break
-				}
-			}
-			if all {
-				sub = true
-				break
-			}
+// chooseFaces keeps, best first (most pips, then the better fit), the
+// valid faces that share no pip with a face kept before: a pip belongs to
+// one face. A face whose pips all lie in a larger face that was not kept
+// is kept on its own: a top's 4 with two pips of the side 6 below it fit
+// as a 6 (matteop65's four_13 at half size, blurred), that 6 lost to the
+// side's own, and dropping the 4 as a piece of it left the side answered.
+// A piece of a larger face that fits clearly worse makes it doubtful
+// (markRivals), not the other way round. It sorts valid in that order.
+func chooseFaces(valid []face) []face {
+	sort.SliceStable(valid, func(i, j int) bool {
+		if valid[i].n != valid[j].n {
+			return valid[i].n > valid[j].n
 		}
-		if !sub {
-			out = append(out, fs[i])
+		return valid[i].q > valid[j].q
+	})
+	used := map[int]bool{}
+	var chosen []face
+	for _, f := range valid {
+		if slices.ContainsFunc(f.pips, func(k int) bool { return used[k] }) {
+			continue
 		}
+		for _, k := range f.pips {
+			used[k] = true
+		}
+		chosen = append(chosen, f)
 	}
-	return out
+	return chosen
 }
 
 // consistent drops the dice that do not look like the dice of the same
