@@ -1462,8 +1462,8 @@ func (f *face) box() image.Rectangle {
 // is kept on its own: a top's 4 with two pips of the side 6 below it fit
 // as a 6 (matteop65's four_13 at half size, blurred), that 6 lost to the
 // side's own, and dropping the 4 as a piece of it left the side answered.
-// A piece of a larger face that fits clearly worse makes it doubtful
-// (markRivals), not the other way round. It sorts valid in that order.
+// When the larger face is kept, a piece of it that fits clearly better
+// makes it doubtful (markRivals). It sorts valid in that order.
 func chooseFaces(valid []face) []face {
 	sort.SliceStable(valid, func(i, j int) bool {
 		if valid[i].n != valid[j].n {
