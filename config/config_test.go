@@ -356,6 +356,7 @@ func TestErrors(t *testing.T) {
 		{"dice null", "vision:\n  dice:\n", "vision.dice", 2, "no value given"},
 		{"broker scheme", "mqtt:\n  broker: http://x:80\n", "mqtt.broker", 2, "scheme must be one of"},
 		{"broker port", "mqtt:\n  broker: tcp://x\n", "mqtt.broker", 2, "tcp://x:1883"},
+		{"broker port tls", "mqtt:\n  broker: mqtts://x\n", "mqtt.broker", 2, "mqtts://x:8883"},
 		{"broker userinfo", "mqtt:\n  broker: tcp://u:p@x:1883\n", "mqtt.broker", 2, "credentials"},
 		{"remote listen", "mqtt:\n  listen: 0.0.0.0:1883\n", "mqtt.listen", 2, "allow_remote"},
 		{"remote no users", "mqtt:\n  listen: 0.0.0.0:1883\n  allow_remote: true\n", "mqtt.listen", 2, "mqtt.users"},

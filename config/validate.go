@@ -406,7 +406,7 @@ func (v *validator) brokerURL(s string) string {
 	case u.Hostname() == "":
 		v.bad("mqtt.broker", "names no host: %q", s)
 	case u.Port() == "" && u.Scheme != "ws" && u.Scheme != "wss":
-		v.bad("mqtt.broker", "give the port, like %s://%s:%s", u.Scheme, u.Hostname(), map[bool]string{true: "8883", false: "1883"}[mqtt.TLSScheme(u.Scheme)])
+		v.bad("mqtt.broker", "give the port, like %s://%s:%s", u.Scheme, u.Hostname(), mqtt.DefaultPort(u.Scheme))
 	case u.Port() != "":
 		if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
 			v.bad("mqtt.broker", "port must be 1 to 65535, got %q", u.Port())

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -238,26 +239,31 @@ func brokerURL(s string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: broker %q: %w", s, err)
 	}
-	port := ""
-	switch u.Scheme {
-	case "tcp", "mqtt":
-		port = "1883"
-	case "ssl", "tls", "mqtts":
-		port = "8883"
-	case "ws":
-		port = "80"
-	case "wss":
-		port = "443"
-	default:
+	if !slices.Contains(BrokerSchemes, u.Scheme) {
 		return nil, fmt.Errorf("mqtt: broker %q: scheme must be one of %s", s, strings.Join(BrokerSchemes, ", "))
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("mqtt: broker %q: no host", s)
 	}
 	if u.Port() == "" {
-		u.Host = net.JoinHostPort(u.Hostname(), port)
+		u.Host = net.JoinHostPort(u.Hostname(), DefaultPort(u.Scheme))
 	}
 	return u, nil
+}
+
+// DefaultPort is the port a broker URL of scheme s (one of BrokerSchemes)
+// means when it names none: MQTT's 1883, or 8883 over TLS; the web's for
+// websockets.
+func DefaultPort(s string) string {
+	switch {
+	case s == "ws":
+		return "80"
+	case s == "wss":
+		return "443"
+	case TLSScheme(s):
+		return "8883"
+	}
+	return "1883"
 }
 
 // BrokerSchemes are the broker URL schemes the client dials (brokerURL).
